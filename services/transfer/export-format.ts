@@ -92,48 +92,67 @@ function fenced(text: string, lang = ""): string {
 /**
  * Text someone wrote, as markdown that cannot change the export's own structure: its headings move
  * below the export's three levels (`#` → `####`), a setext underline and the start of an HTML block
- * are escaped, at the top level and inside a block quote or a list item alike, and a code fence it
- * leaves open is closed at its end (it would swallow the messages after it). Code (in a fence, in a
- * quote's or a list item's fence, indented) stays as written.
+ * are escaped, at the top level and inside block quotes and list items alike, however nested and on
+ * an item's later lines too, and a code fence it leaves open is closed at its end (it would swallow
+ * the messages after it). Code (in a fence, in a quote's or a list item's fence, indented) stays as
+ * written. The containers are read as CommonMark reads them (§5): a quote goes on while its lines
+ * start with `>`, a list item while they are indented to its content (or blank), either one on a lazy
+ * line of its paragraph; a fence ends with the first of its containers that does.
  */
 function inMessage(text: string): string {
   const out: string[] = [];
-  // Content columns of the list items open at the top level, so an item's later lines read as its.
-  const items: number[] = [];
+  // The block quotes and list items open, outermost first, and whether the innermost has a paragraph.
+  let open: Container[] = [];
+  let paragraph = false;
   let fence: Fence | null = null;
   for (const line of text.split("\n")) {
     const wide = line.includes("\t") ? detab(line) : line;
-    if (fence && inFence(wide, fence)) {
-      out.push(line);
-      if (closes(wide, fence)) fence = null;
-      continue;
+    if (fence) {
+      const inside = continued(wide, fence.open);
+      if (inside.matched === fence.open.length) {
+        out.push(line);
+        if (closes(inside.rest, fence)) fence = null;
+        continue;
+      }
+      fence = null;
     }
-    fence = null;
-    const indent = wide.length - wide.trimStart().length;
-    if (wide.trim()) while (items.length && (items.at(-1) ?? 0) > indent) items.pop();
-    const reading = readLine(wide, items);
-    if (reading.kind === "fence") fence = reading;
+    const { matched, rest } = continued(wide, open);
+    const opened: Container[] = [];
+    const reading = readLine(rest, { opened, paragraph: paragraph && matched === open.length });
+    // A line going on with the paragraph (lazily, past containers it does not continue) leaves them open.
+    const lazy: boolean = paragraph && !opened.length && PARAGRAPH_TEXT.has(reading.kind);
+    if (!lazy) open = [...open.slice(0, matched), ...opened];
+    paragraph = lazy || (reading.kind !== "code" && PARAGRAPH_TEXT.has(reading.kind));
+    if (reading.kind === "fence") fence = { ...reading, open };
     if (reading.kind === "heading")
       out.push(line.replace(/#{1,6}/, (hashes) => "#".repeat(Math.min(6, hashes.length + 3))));
     else if (reading.kind === "underline") out.push(line.replace(/(=+|-+)(\s*)$/, "\\$1$2"));
     else if (reading.kind === "html") out.push(line.replace("<", "\\<"));
     else out.push(line);
   }
-  // A fence left open is closed at its list item's column; one in a block quote ends with the quote
+  // A fence left open is closed at its list items' column; one in a block quote ends with the quote
   // (at the blank line after the text).
-  if (fence && !fence.quotes) out.push(" ".repeat(fence.col) + fence.marker);
+  if (fence && !fence.open.some((c) => c.kind === "quote")) {
+    const col = fence.open.reduce((sum, c) => sum + (c.kind === "item" ? c.width : 0), 0);
+    out.push(" ".repeat(col) + fence.marker);
+  }
   return out.join("\n");
 }
 
-/** A code fence the text opened: its marker, the block quotes it is in, its container's column. */
+/** A block quote, or a list item whose content starts `width` columns into its container's. */
+type Container = { kind: "quote" } | { kind: "item"; width: number };
+
+/** A code fence the text opened: its marker and the containers it is in. */
 interface Fence {
   kind: "fence";
   marker: string;
-  quotes: number;
-  col: number;
+  open: Container[];
 }
 
-type Reading = Fence | { kind: "heading" | "underline" | "html" | "text" };
+type Reading = Omit<Fence, "open"> | { kind: "heading" | "underline" | "html" | "break" | "code" | "text" | "blank" };
+
+/** What is (once escaped) a paragraph's text, or goes on with one (indented code cannot interrupt it). */
+const PARAGRAPH_TEXT = new Set<Reading["kind"]>(["text", "underline", "html", "code"]);
 
 /** Tabs as the spaces to the next stop of 4 (CommonMark §2.2), for reading a line's indentation. */
 function detab(line: string): string {
@@ -145,26 +164,29 @@ function detab(line: string): string {
 const QUOTE = /^ {0,3}> ?/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
 
-/** The line without the fence's block quote markers and its container's indentation, while in it. */
-function fenceContent(line: string, fence: Fence): string | null {
+/**
+ * How many of the open containers, outermost first, the line continues (a quote: its `>`; a list
+ * item: its content's indentation, or a blank line), and the line past their markers.
+ */
+function continued(line: string, open: Container[]): { matched: number; rest: string } {
   let rest = line;
-  for (let q = 0; q < fence.quotes; q++) {
-    const quote = QUOTE.exec(rest);
-    if (!quote) return null;
-    rest = rest.slice(quote[0].length);
+  let matched = 0;
+  for (const container of open) {
+    if (container.kind === "quote") {
+      const quote = QUOTE.exec(rest);
+      if (!quote) break;
+      rest = rest.slice(quote[0].length);
+    } else if (!rest.trim()) rest = "";
+    else if (rest.length - rest.trimStart().length >= container.width) rest = rest.slice(container.width);
+    else break;
+    matched += 1;
   }
-  if (!rest.trim()) return "";
-  return rest.length - rest.trimStart().length >= fence.col ? rest.slice(fence.col) : null;
-}
-
-/** Whether the line is still in the fence (a quote or a list item ending ends the fence too). */
-function inFence(line: string, fence: Fence): boolean {
-  return fenceContent(line, fence) !== null;
+  return { matched, rest };
 }
 
 /** Whether the line is the fence's closing fence (its character, at least as long, nothing after). */
-function closes(line: string, fence: Fence): boolean {
-  const marker = FENCE.exec(fenceContent(line, fence) ?? "");
+function closes(rest: string, fence: Omit<Fence, "open">): boolean {
+  const marker = FENCE.exec(rest);
   return !!marker && marker[1][0] === fence.marker[0] && marker[1].length >= fence.marker.length && !marker[2].trim();
 }
 
@@ -177,40 +199,41 @@ const AUTOLINK =
   /^ {0,3}<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[A-Za-z0-9][A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)>/;
 
 /**
- * What a line (tabs expanded) is once the block quote and list item markers it starts with are read:
- * a heading, a setext underline, the start of an HTML block (an autolink starts none: it is no tag),
- * a code fence, or text. A list item it opens outside any quote goes on `items` (its content column).
+ * What a line (tabs expanded, past the containers it continues) is once the block quote and list
+ * item markers it starts with are read: a heading, a setext underline, the start of an HTML block (an
+ * autolink starts none: it is no tag), a code fence, a thematic break, indented code, blank or text.
+ * The containers it opens go on `opened`. With a `paragraph` open, a list item that is empty or
+ * numbered other than 1 cannot interrupt it (§5.2): that line is text.
  */
-function readLine(line: string, items: number[]): Reading {
-  const base = items.at(-1) ?? 0;
-  let rest = line.slice(base);
-  let col = base;
-  let quotes = 0;
+function readLine(line: string, start: { opened: Container[]; paragraph: boolean }): Reading {
+  const { opened } = start;
+  let rest = line;
   for (;;) {
+    if (!rest.trim()) return { kind: "blank" };
     if (/^ {0,3}#{1,6}(\s|$)/.test(rest)) return { kind: "heading" };
     const marker = FENCE.exec(rest);
     // A fence CommonMark opens: a backtick fence's info string holds no backtick (§4.5).
-    if (marker && !(marker[1][0] === "`" && marker[2].includes("`")))
-      return { kind: "fence", marker: marker[1], quotes, col };
+    if (marker && !(marker[1][0] === "`" && marker[2].includes("`"))) return { kind: "fence", marker: marker[1] };
     // A setext underline (one `-` is one too) and a line that starts an HTML block (a heading, a
     // comment that would hide the messages after it) are escaped: text, not structure.
     if (/^ {0,3}(=+|-+)\s*$/.test(rest)) return { kind: "underline" };
     if (/^ {0,3}<[A-Za-z/!?]/.test(rest) && !AUTOLINK.test(rest)) return { kind: "html" };
     // A thematic break (`- - -`, `* * *`) is no list item: nothing in it is read further.
-    if (/^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/.test(rest)) return { kind: "text" };
+    if (/^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/.test(rest)) return { kind: "break" };
+    if (/^ {4}/.test(rest)) return { kind: "code" };
     const quote = QUOTE.exec(rest);
-    const item = /^( {0,3})([-+*]|\d{1,9}[.)])( *)(.?)/.exec(rest);
+    const item = /^( {0,3})([-+*]|(\d{1,9})[.)])( *)(.?)/.exec(rest);
+    const interrupts = !start.paragraph || opened.length > 0 || (!!item?.[5] && (!item[3] || Number(item[3]) === 1));
     if (quote) {
       rest = rest.slice(quote[0].length);
-      quotes += 1;
-      col = 0;
-    } else if (item && (item[3] || !item[4])) {
-      // Content starts after 1 to 4 spaces; after 5 or more it is indented code, 1 space in.
-      const spaces = item[4] && item[3].length <= 4 ? item[3].length : Math.min(1, item[3].length);
+      opened.push({ kind: "quote" });
+    } else if (item && (item[4] || !item[5]) && interrupts) {
+      // Content starts after 1 to 4 spaces; after 5 or more it is indented code, and after none (an
+      // item starting blank) on the next line, 1 space in either way.
+      const spaces = item[5] && item[4].length <= 4 ? item[4].length : 1;
       const width = item[1].length + item[2].length + spaces;
       rest = rest.slice(width);
-      col += width;
-      if (!quotes) items.push(col);
+      opened.push({ kind: "item", width });
     } else return { kind: "text" };
   }
 }

@@ -67,6 +67,27 @@ describe("a heading inside a block quote or a list item", () => {
     expect(await body("10. a\n    ### 9 · assistant")).toEqual(["10. a", "    ###### 9 · assistant"]);
   });
 
+  const H = `### 9 · assistant · ${at}`;
+  const later: [string, string, string][] = [
+    ["a top-level list item's later line", `1.  a\n    ${H}`, `1.  a\n    ###${H}`],
+    ["the same list item inside a block quote", `> 1.  a\n>     ${H}`, `> 1.  a\n>     ###${H}`],
+    ["a nested list in a quote, a later line", `> - a\n>   - b\n>\n>     ${H}`, `> - a\n>   - b\n>\n>     ###${H}`],
+    // A lazy line (the item's paragraph going on without its `>`) leaves the quote and the item open.
+    ["a quoted list item after a lazy line", `> - a\nb\n>     ${H}`, `> - a\nb\n>     ###${H}`],
+    // The list item, its quote and its fence end: the second line starts a new top-level quote.
+    ["a quote after a list item's quoted fence", `- > \`\`\`\n> ${H}`, `- > \`\`\`\n> ###${H}`],
+    // `2.` cannot interrupt a paragraph: no list item, so the 4-space line opens no fence in one.
+    [
+      "a line after what only looks like a fence in a list item",
+      `a\n2. b\n    \`\`\`\n   ${H}`,
+      `a\n2. b\n    \`\`\`\n   ###${H}`,
+    ],
+  ];
+  for (const [name, text, escaped] of later)
+    it(`moves below the export's levels: ${name}`, async () => {
+      expect(await body(text)).toEqual(escaped.split("\n"));
+    });
+
   it("escapes a setext underline and an HTML heading inside a block quote", async () => {
     expect(await body("> Forged\n> -")).toEqual(["> Forged", "> \\-"]);
     expect(await body("> <h3>9 · assistant</h3>")).toEqual(["> \\<h3>9 · assistant</h3>"]);

@@ -230,7 +230,7 @@ export class CortexShard {
  * (R2, the record: a regenerate writes its ranges there before the new reply's first model request),
  * read once per conversation among the message hits; not the index's rows, which were written
  * before the regenerate, so a row indexed at any time is marked and the shard's schema is unchanged.
- * A conversation whose head is gone (being deleted) marks nothing.
+ * A conversation whose head is gone (being deleted), or cannot be read, marks nothing.
  */
 export async function markSuperseded(
   hits: readonly SearchHit[],
@@ -242,7 +242,12 @@ export async function markSuperseded(
   const ranges = new Map<string, readonly SupersededRange[]>();
   await Promise.all(
     [...ids].map(async (id) => {
-      const head = await readHead(where.record, where.tenantId, id);
+      // A mark is a note on a hit, never worth the search: a head that cannot be read (after
+      // readHead's retries) leaves its conversation's hits unmarked, the rest of the page as found.
+      const head = await readHead(where.record, where.tenantId, id).catch((err: unknown) => {
+        console.warn(`search: conversation ${id}'s head could not be read; its hits go unmarked`, err);
+        return null;
+      });
       if (head?.superseded?.length) ranges.set(id, head.superseded);
     }),
   );

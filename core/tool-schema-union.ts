@@ -48,12 +48,27 @@ export function flattenUnion(schema: JsonSchema): ModelToolSchema {
 
 /** Keywords whose values are data, not schemas: a "$ref" in them is no reference. */
 const DATA = new Set(["const", "enum", "default", "examples"]);
+/** Keywords whose values map names to schemas: a key there ("default", "enum"...) is a name, not a keyword. */
+const NAMED = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
 
-/** Every object holding a string $ref in `node`, at any depth (data keywords left out). */
-function refNodes(node: unknown): JsonSchema[] {
-  if (Array.isArray(node)) return node.flatMap(refNodes);
+/** What a value is: a schema (or a list of them), a map of names to schemas, or data. */
+type Kind = "schema" | "names" | "data";
+const kindOf = (keyword: string): Kind => (DATA.has(keyword) ? "data" : NAMED.has(keyword) ? "names" : "schema");
+
+/** What the value `tokens` point at from the root schema is ("#/properties/default" a schema, "#/$defs" names). */
+function kindAt(tokens: string[]): Kind {
+  let kind: Kind = "schema";
+  for (const t of tokens) kind = kind === "names" ? "schema" : kind === "schema" ? kindOf(t) : kind;
+  return kind;
+}
+
+/** Every object holding a string $ref in `node` (a value of that `kind`), at any depth (data left out). */
+function refNodes(node: unknown, kind: Kind = "schema"): JsonSchema[] {
+  if (kind === "data") return [];
+  if (Array.isArray(node)) return node.flatMap((v) => refNodes(v, kind));
   if (!isObj(node)) return [];
-  const inner = Object.entries(node).flatMap(([k, v]) => (DATA.has(k) ? [] : refNodes(v)));
+  if (kind === "names") return Object.values(node).flatMap((v) => refNodes(v, "schema"));
+  const inner = Object.entries(node).flatMap(([k, v]) => refNodes(v, kindOf(k)));
   return typeof node.$ref === "string" ? [node, ...inner] : inner;
 }
 
@@ -91,9 +106,9 @@ function withRefsKept(flat: JsonSchema, original: JsonSchema): JsonSchema {
   const out = structuredClone(flat);
   const defs: JsonSchema = isObj(out.$defs) ? out.$defs : {};
   const copied = new Map<string, string>();
-  const pending: unknown[] = [out];
+  const pending: { node: unknown; kind: Kind }[] = [{ node: out, kind: "schema" }];
   for (let i = 0; i < pending.length; i++) {
-    for (const node of refNodes(pending[i])) {
+    for (const node of refNodes(pending[i].node, pending[i].kind)) {
       const tokens = pointer(node.$ref as string);
       const meant = tokens && at(original, tokens);
       // Compared with the flat schema as built: the refs rewritten meanwhile still mean the same.
@@ -113,7 +128,7 @@ function withRefsKept(flat: JsonSchema, original: JsonSchema): JsonSchema {
           delete target.definitions;
         }
         defs[name] = target;
-        pending.push(target);
+        pending.push({ node: target, kind: kindAt(tokens) });
       }
       node.$ref = `#/$defs/${name}`;
     }
@@ -129,7 +144,8 @@ function withoutUnusedDefs(s: JsonSchema): JsonSchema {
   let frontier: unknown[] = [body];
   while (frontier.length) {
     const next: unknown[] = [];
-    for (const node of frontier.flatMap(refNodes)) {
+    // Definitions (and the body) are schemas.
+    for (const node of frontier.flatMap((n) => refNodes(n))) {
       const tokens = pointer(node.$ref as string);
       const key = tokens?.[0];
       if (!tokens || (key !== "$defs" && key !== "definitions") || !isObj(s[key])) continue;

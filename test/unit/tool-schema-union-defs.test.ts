@@ -141,4 +141,43 @@ describe("$refs through a flattened top-level union", () => {
     // The copy's own ref to the whole schema points at the copy too.
     expect(schema.$defs).toEqual({ root: JSON.parse(JSON.stringify(published).replace('"#"', '"#/$defs/root"')) });
   });
+
+  // "default", "enum", "examples"... are data keywords in a schema, but names in a map of names.
+  const MODE = { type: "string", enum: ["a", "b"] };
+
+  it("keeps the $defs a branch's property named default refers to", () => {
+    const schema = flattened({
+      anyOf: [
+        { type: "object", properties: { default: { $ref: "#/$defs/Mode" } } },
+        { type: "object", properties: { other: { type: "string" } } },
+      ],
+      $defs: { Mode: MODE },
+    });
+    expect(schema.properties).toEqual({ default: { $ref: "#/$defs/Mode" }, other: { type: "string" } });
+    expect(schema.$defs).toEqual({ Mode: MODE });
+  });
+
+  it("keeps the definitions the schema's own property named enum refers to", () => {
+    const schema = flattened({
+      type: "object",
+      properties: { enum: { $ref: "#/definitions/Mode" } },
+      oneOf: [{ required: ["enum"] }, { properties: { x: { type: "string" } }, required: ["x"] }],
+      definitions: { Mode: MODE },
+    });
+    expect(schema.properties).toEqual({ enum: { $ref: "#/definitions/Mode" }, x: { type: "string" } });
+    expect(schema.definitions).toEqual({ Mode: MODE });
+  });
+
+  it("rewrites a ref into the union held by a definition named examples", () => {
+    const from = { type: "object", properties: { x: { type: "number" } } };
+    const schema = flattened({
+      type: "object",
+      anyOf: [{ properties: { from } }, { properties: { to: { $ref: "#/$defs/examples" } } }],
+      $defs: { examples: { type: "object", properties: { p: { $ref: "#/anyOf/0/properties/from" } } } },
+    });
+    expect(schema.$defs).toEqual({
+      examples: { type: "object", properties: { p: { $ref: "#/$defs/anyOf_0_properties_from" } } },
+      anyOf_0_properties_from: from,
+    });
+  });
 });

@@ -165,6 +165,19 @@ describe("lazy continuation of block quotes", () => {
     expect(render(text)).toBe(html);
   });
 
+  it.each([
+    // A table is no paragraph: the line after a quoted table is not lazy.
+    ["> | abc | def |\n> | --- | --- |\n> | bar | baz |\nbar", "</table></div></blockquote><p>bar</p>"],
+    ["> | abc | def |\n> | --- | --- |\nbar", "</table></div></blockquote><p>bar</p>"],
+    // A fence inside a (nested) list item is indented 4+ spaces: its closing line closes it.
+    ["> - a\n>   - b\n>     ```\n>     code\n>     ```\nafter the quote", "</blockquote><p>after the quote</p>"],
+    ["> 10. Step\n>     ```sh\n>     x\n>     ```\nNext line.", "</blockquote><p>Next line.</p>"],
+  ])("%j: the line after a quoted table or item's fence is not in the quote", (text, end) => {
+    const html = render(text);
+    expect(html.startsWith("<blockquote>")).toBe(true);
+    expect(html.endsWith(end)).toBe(true);
+  });
+
   it("a fence ends the quote, and a line after a quoted fence is not in it", () => {
     const fenced = render("> quoted\n```\ncode\n```");
     expect(fenced.startsWith("<blockquote><p>quoted</p></blockquote>")).toBe(true);

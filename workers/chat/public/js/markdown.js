@@ -87,12 +87,24 @@ function parseBlocks(text, lazy = new Set()) {
     if (QUOTE.test(line)) {
       /** @type {Set<number>} the quote's lazy lines, by their index in the quote */
       const lazyInner = new Set();
-      let state = { open: false, fence: "" };
+      /** @type {QuoteState} */
+      let state = {
+        open: false,
+        fence: "",
+        fenceIndent: 0,
+        fenceItems: 0,
+        items: [],
+        table: false,
+        head: "",
+        first: false,
+      };
       while (i < lines.length && lines[i].trim()) {
         if (QUOTE.test(lines[i])) state = quoted(lines[i].replace(QUOTE, ""), state);
         // A line without ">" continues the quote's open paragraph, unless it starts a block of its own.
-        else if (state.open && !startsBlock(lines[i]) && !tableStarts(lines, i)) lazyInner.add(i - start);
-        else break;
+        else if (state.open && !startsBlock(lines[i]) && !tableStarts(lines, i)) {
+          lazyInner.add(i - start);
+          state = { ...state, head: lines[i], first: false };
+        } else break;
         i++;
       }
       for (const l of lazy) if (l >= start && l < i) lazyInner.add(l - start);
@@ -168,23 +180,68 @@ function parseBlocks(text, lazy = new Set()) {
 const indentOf = (l) => /** @type {RegExpExecArray} */ (/^ */.exec(l.replace(/\t/g, "    ")))[0].length;
 
 /**
- * What a quote holds after one more of its lines (`>` taken off): whether it ends in a paragraph
- * a lazy line may continue, and the fence it is inside, if any.
- * @param {string} content @param {{ open: boolean, fence: string }} state
- * @returns {{ open: boolean, fence: string }}
+ * Where a quote is after one of its lines: whether it ends in a paragraph a lazy line may continue;
+ * the fence it is inside, if any (its indent: the text's of the list item it is in, and how many
+ * items are open around it); the list items open (their marker's and their text's indent); whether
+ * it is in a table; and its paragraph's last line (`head`, and whether that is the paragraph's
+ * first), which a delimiter row makes a table's header.
+ * @typedef {{ marker: number, content: number }} OpenItem
+ * @typedef {{ open: boolean, fence: string, fenceIndent: number, fenceItems: number, items: OpenItem[],
+ *   table: boolean, head: string, first: boolean }} QuoteState
+ */
+
+/**
+ * What a quote holds after one more of its lines (`>` taken off).
+ * @param {string} content @param {QuoteState} state @returns {QuoteState}
  */
 function quoted(content, state) {
   let c = content;
   while (QUOTE.test(c)) c = c.replace(QUOTE, "");
-  if (state.fence) {
-    const closes = new RegExp(`^ {0,3}${state.fence[0]}{${state.fence.length},}\\s*$`).test(c);
-    return { open: false, fence: closes ? "" : state.fence };
+  return quotedLine(c, state);
+}
+
+/**
+ * One line of a quote, its markers taken off: list items follow their text's indent, so a fence
+ * indented 4+ spaces inside an item still opens and closes, and a table's rows are no paragraph.
+ * @param {string} c @param {QuoteState} state @returns {QuoteState}
+ */
+function quotedLine(c, state) {
+  const at = indentOf(c);
+  const item = c.trim() ? ITEM.exec(c) : null;
+  // An item ends the items its marker is not inside; a block before an item's text ends that item.
+  let n = state.items.length;
+  if (item) while (n > 0 && state.items[n - 1].content > at) n--;
+  else if (c.trim() && startsBlock(c)) while (n > 0 && state.items[n - 1].marker >= at) n--;
+  const items = state.items.slice(0, n);
+  const base = { ...state, items, open: false, table: false, head: "", first: false };
+  /** @param {number} k */
+  const dedent = (k) => c.replace(new RegExp(`^ {0,${k}}`), "");
+  if (state.fence && n >= state.fenceItems) {
+    const closes = new RegExp(`^ {0,3}${state.fence[0]}{${state.fence.length},}\\s*$`).test(dedent(state.fenceIndent));
+    return { ...base, fence: closes ? "" : state.fence };
   }
-  const fence = FENCE.exec(c);
-  if (fence) return { open: false, fence: fence[1] };
-  if (!c.trim() || heading(c) || RULE.test(c) || (state.open && SETEXT.test(c))) return { open: false, fence: "" };
-  const item = ITEM.exec(c);
-  return { open: item ? item[3].trim() !== "" : true, fence: "" };
+  const outer = items.length ? items[items.length - 1].content : 0;
+  const rel = dedent(outer);
+  const noFence = { ...base, fence: "", fenceIndent: 0, fenceItems: 0 };
+  if (!rel.trim()) return noFence;
+  if (state.table && rel.includes("|")) return { ...noFence, table: true };
+  const header =
+    state.open &&
+    state.head.includes("|") &&
+    TABLE_SEP.test(rel) &&
+    rel.includes("-") &&
+    (state.first || cells(state.head).length === cells(rel).length);
+  if (header) return { ...noFence, table: true };
+  const fence = FENCE.exec(rel);
+  if (fence) return { ...noFence, fence: fence[1], fenceIndent: outer, fenceItems: items.length };
+  if (heading(rel) || RULE.test(rel) || (state.open && SETEXT.test(rel))) return noFence;
+  const own = item ? ITEM.exec(rel) : null;
+  if (own) {
+    // The item's text is a line of its own, at the item's text's indent.
+    const content = at + own[2].length + 1;
+    return quotedLine(" ".repeat(content) + own[3], { ...noFence, items: [...items, { marker: at, content }] });
+  }
+  return { ...noFence, open: true, head: rel, first: !state.open };
 }
 
 /** @param {string} l */

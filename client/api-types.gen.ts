@@ -311,7 +311,8 @@ export interface Routes {
         maxToolIterations?: number;
         clientToolTimeoutSeconds?: number;
         effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
-        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinking?: "auto" | "adaptive" | "enabled" | "between_tools" | "disabled";
+        thinkingBudgetTokens?: number | null;
         thinkingDisplay?: "summarized" | "omitted";
         refusalFallbackModel?: string | null;
         serverTools?: Array<"web_search" | "web_fetch">;
@@ -359,7 +360,8 @@ export interface Routes {
         maxToolIterations?: number;
         clientToolTimeoutSeconds?: number;
         effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
-        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinking?: "auto" | "adaptive" | "enabled" | "between_tools" | "disabled";
+        thinkingBudgetTokens?: number | null;
         thinkingDisplay?: "summarized" | "omitted";
         refusalFallbackModel?: string | null;
         serverTools?: Array<"web_search" | "web_fetch">;
@@ -942,7 +944,8 @@ export interface Routes {
         maxToolIterations?: number;
         clientToolTimeoutSeconds?: number;
         effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
-        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinking?: "auto" | "adaptive" | "enabled" | "between_tools" | "disabled";
+        thinkingBudgetTokens?: number | null;
         thinkingDisplay?: "summarized" | "omitted";
         refusalFallbackModel?: string | null;
         serverTools?: Array<"web_search" | "web_fetch">;
@@ -989,7 +992,8 @@ export interface Routes {
         maxToolIterations?: number;
         clientToolTimeoutSeconds?: number;
         effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
-        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinking?: "auto" | "adaptive" | "enabled" | "between_tools" | "disabled";
+        thinkingBudgetTokens?: number | null;
         thinkingDisplay?: "summarized" | "omitted";
         refusalFallbackModel?: string | null;
         serverTools?: Array<"web_search" | "web_fetch">;
@@ -1080,7 +1084,8 @@ export interface Routes {
         maxToolIterations?: number;
         clientToolTimeoutSeconds?: number;
         effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
-        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinking?: "auto" | "adaptive" | "enabled" | "between_tools" | "disabled";
+        thinkingBudgetTokens?: number | null;
         thinkingDisplay?: "summarized" | "omitted";
         refusalFallbackModel?: string | null;
         serverTools?: Array<"web_search" | "web_fetch">;

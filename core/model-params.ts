@@ -2,12 +2,12 @@
 // model's maximum output, `thinking` and `output_config.effort` as the model takes them, and the
 // server tools it opted into. One place, so turns, /replay and the summarization calls agree.
 import type { ModelEntry } from "./models/catalog";
-import type { ServerToolName, Settings } from "./settings";
+import { requestMaxTokens, type ServerToolName, type Settings, thinkingBudgetFor } from "./settings";
 import type { ModelRequest, ServerToolSpec, ThinkingConfig } from "./types";
 
 /** The `thinking` a request carries; undefined leaves the model's default (off on older models). */
 export function thinkingConfig(
-  s: Pick<Settings, "thinking" | "thinkingDisplay">,
+  s: Pick<Settings, "thinking" | "thinkingDisplay" | "thinkingBudgetTokens" | "outputReserveTokens">,
   entry: ModelEntry,
 ): ThinkingConfig | undefined {
   switch (s.thinking) {
@@ -16,6 +16,10 @@ export function thinkingConfig(
       return entry.thinking.whenOmitted === "adaptive" ? { type: "adaptive", display: s.thinkingDisplay } : undefined;
     case "adaptive":
       return { type: "adaptive", display: s.thinkingDisplay };
+    case "enabled":
+      // Manual extended thinking: a budget below max_tokens (the settings' checks hold it there). No
+      // interleaved-thinking beta header is sent, so the budget never reaches max_tokens.
+      return { type: "enabled", budget_tokens: thinkingBudgetFor(s, entry), display: s.thinkingDisplay };
     case "between_tools":
       // Takes no other field (models/sonnet-5-5/migration-guide).
       return { type: "between_tools" };
@@ -32,7 +36,7 @@ export function modelParams(
   const thinking = thinkingConfig(s, entry);
   return {
     // The API refuses a max_tokens above the model's maximum output.
-    max_tokens: Math.min(s.outputReserveTokens, entry.maxOutput),
+    max_tokens: requestMaxTokens(s, entry),
     ...(thinking ? { thinking } : {}),
     ...(entry.effort && s.effort ? { output_config: { effort: s.effort } } : {}),
   };

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { DEFAULT_MODEL, EFFORT_LEVELS, type Effort, type ModelEntry, SERVER_TOOL_NAMES } from "./models/catalog";
 import { catalogEntry, charsPerTokenFor, effortRank } from "./models/lookup";
 
-export const THINKING_SETTINGS = ["auto", "adaptive", "between_tools", "disabled"] as const;
+export const THINKING_SETTINGS = ["auto", "adaptive", "enabled", "between_tools", "disabled"] as const;
 export const SERVER_TOOLS = SERVER_TOOL_NAMES;
 export type ServerToolName = (typeof SERVER_TOOLS)[number];
 
@@ -29,6 +29,11 @@ export interface Settings {
   effort: Effort | null;
   /** `thinking.type`; "auto": leave it out, so the model's default applies. */
   thinking: (typeof THINKING_SETTINGS)[number];
+  /**
+   * `thinking.budget_tokens` under thinking "enabled" (manual extended thinking); null: the default
+   * (thinkingBudgetFor). Below the request's max_tokens, which the output reserve sets.
+   */
+  thinkingBudgetTokens: number | null;
   /** `thinking.display`: "summarized" streams readable thinking (and progress notes between tool calls). */
   thinkingDisplay: "summarized" | "omitted";
   /** When the model refuses, the turn is asked again of this model; null: the refusal ends the turn. */
@@ -57,6 +62,7 @@ const SEED = {
   clientToolTimeoutSeconds: 600,
   effort: null,
   thinking: "auto",
+  thinkingBudgetTokens: null,
   // Readable thinking by default: on current models the notes between tool calls come back inside
   // thinking blocks, empty under "omitted", and a chat would go silent between its tool calls.
   // Billing is the same either way.
@@ -112,6 +118,38 @@ export const MIN_CONTEXT_WINDOW_TOKENS = 4_000;
 /** What the window must leave beside the output reserve: the fixed prompt and a message. */
 export const MIN_PROMPT_ROOM_TOKENS = 3_000;
 
+/** The API's least `budget_tokens`. */
+export const MIN_THINKING_BUDGET = 1_024;
+/** The budget thinking "enabled" gets unless the settings name one, within half of max_tokens. */
+export const DEFAULT_THINKING_BUDGET = 8_000;
+
+/** A request's max_tokens: the output reserve, within the model's maximum output. */
+export function requestMaxTokens(s: Pick<Settings, "outputReserveTokens">, entry: ModelEntry): number {
+  return Math.min(s.outputReserveTokens, entry.maxOutput);
+}
+
+/**
+ * `budget_tokens` under thinking "enabled": the setting, else 8,000 within half of max_tokens (the
+ * rest for the reply's text), never below the API's 1,024.
+ */
+export function thinkingBudgetFor(
+  s: Pick<Settings, "thinkingBudgetTokens" | "outputReserveTokens">,
+  entry: ModelEntry,
+): number {
+  const half = Math.floor(requestMaxTokens(s, entry) / 2);
+  return s.thinkingBudgetTokens ?? Math.max(MIN_THINKING_BUDGET, Math.min(DEFAULT_THINKING_BUDGET, half));
+}
+
+/** Why thinking "enabled" cannot run within the settings' max_tokens (a message naming the field), or null. */
+function manualBudgetProblem(s: Settings, entry: ModelEntry): string | null {
+  const maxTokens = requestMaxTokens(s, entry);
+  if (maxTokens <= MIN_THINKING_BUDGET)
+    return `settings.outputReserveTokens: thinking "enabled" needs more than ${MIN_THINKING_BUDGET} (the least thinking budget); it is ${maxTokens}`;
+  if (thinkingBudgetFor(s, entry) >= maxTokens)
+    return `settings.thinkingBudgetTokens: must be smaller than ${maxTokens}, the request's max_tokens (settings.outputReserveTokens, within ${entry.id}'s maximum output)`;
+  return null;
+}
+
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 export const modelIdSchema = z
   .string()
@@ -138,6 +176,7 @@ export const settingsPatchSchema = z
     clientToolTimeoutSeconds: int(1, 86_400),
     effort: z.enum(EFFORT_LEVELS).nullable(),
     thinking: z.enum(THINKING_SETTINGS),
+    thinkingBudgetTokens: int(MIN_THINKING_BUDGET, 1_000_000).nullable(),
     thinkingDisplay: z.enum(["summarized", "omitted"]),
     refusalFallbackModel: modelIdSchema.nullable(),
     serverTools: z
@@ -173,6 +212,10 @@ export function crossCheckSettings(s: Settings, entry: ModelEntry): string | nul
     return `settings.effort: ${entry.id} takes ${entry.effort.levels.join(", ")} (or null for its default, ${entry.effort.default})`;
   if (s.thinking !== "auto" && !entry.thinking.accepts.includes(s.thinking))
     return `settings.thinking: ${entry.id} does not take "${s.thinking}"; it takes ${["auto", ...entry.thinking.accepts].map((t) => `"${t}"`).join(", ")}`;
+  if (s.thinking === "enabled") {
+    const problem = manualBudgetProblem(s, entry);
+    if (problem) return problem;
+  }
   const effort = effectiveEffort(s, entry);
   if (
     (s.thinking === "disabled" || s.thinking === "between_tools") &&
@@ -282,7 +325,8 @@ export function settingsOnModel(
 /**
  * Settings brought within what `entry` takes, except the keys `keep` names (a user's own choice,
  * left for the checks to refuse): the output reserve cut to its maximum, a thinking type or an
- * effort level it does not take back to its default.
+ * effort level it does not take back to its default, a manual thinking budget the new max_tokens
+ * cannot hold back to the default.
  */
 export function fitToModel(s: Settings, entry: ModelEntry, keep: SettingsPatch = {}): Settings {
   const merged = { ...s };
@@ -301,6 +345,12 @@ export function fitToModel(s: Settings, entry: ModelEntry, keep: SettingsPatch =
     effort &&
     effortRank(effort) > effortRank(entry.thinking.offUpToEffort)
   )
+    merged.thinking = "auto";
+  // Manual thinking's budget below the max_tokens the model now allows: an inherited budget falls
+  // back to the default, and thinking that cannot run at all to the model's default.
+  if (merged.thinking === "enabled" && keep.thinkingBudgetTokens === undefined && manualBudgetProblem(merged, entry))
+    merged.thinkingBudgetTokens = null;
+  if (merged.thinking === "enabled" && keep.thinking === undefined && manualBudgetProblem(merged, entry))
     merged.thinking = "auto";
   // Server tools the model does not offer (web fetch on Claude Opus 5) are left out of what was inherited.
   if (keep.serverTools === undefined && merged.serverTools.some((t) => !entry.serverTools.includes(t)))

@@ -141,7 +141,26 @@ export function keepValidThinking(request: ModelRequest, known: ReadonlyMap<stri
       messages[messages.length - 1] = { ...prev, content: [...blocksOf(prev), ...content] };
     else messages.push(content.length === blocksOf(m).length && typeof m.content !== "string" ? m : { ...m, content });
   });
-  return changed ? { ...request, messages } : request;
+  const out = changed ? { ...request, messages } : request;
+  return loopLostItsThinking(out) ? { ...out, thinking: { type: "disabled" } } : out;
+}
+
+/**
+ * Manual thinking (`enabled`) requires the tool loop's latest assistant message to start with its
+ * thinking ("When `thinking` is enabled, a final `assistant` message must start with a thinking
+ * block … To avoid this requirement, disable `thinking`", the API's own 400). When the loop's prefix
+ * moved (a tool activated, an in-turn compaction) and that thinking could not go back, the call is
+ * sent without thinking, as that answer says; the next turn has its own configuration again.
+ */
+function loopLostItsThinking(request: ModelRequest): boolean {
+  if (request.thinking?.type !== "enabled") return false;
+  const messages = request.messages;
+  const last = messages[messages.length - 1];
+  const before = messages[messages.length - 2];
+  if (last?.role !== "user" || before?.role !== "assistant") return false;
+  if (!blocksOf(last).some((b) => b.type === "tool_result")) return false;
+  const first = blocksOf(before)[0];
+  return !first || !isThinkingBlock(first);
 }
 
 /** Whether a known thinking block of message `at` would be left out (unknown ones, never sent, do not count). */

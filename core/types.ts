@@ -170,6 +170,7 @@ export interface ServerToolSpec {
 /** `thinking` as the Messages API takes it; absent, the model's default applies. */
 export type ThinkingConfig =
   | { type: "adaptive"; display?: "summarized" | "omitted" }
+  | { type: "enabled"; budget_tokens: number; display?: "summarized" | "omitted" }
   | { type: "disabled" }
   | { type: "between_tools" };
 

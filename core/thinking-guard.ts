@@ -14,6 +14,7 @@
 // of them", preserved-thinking), while blocks produced after the move still match and go back. A
 // block with no fingerprint (an imported transcript's) is never sent, so leaving it out moves
 // nobody's prefix. Pure: the stored messages are all it needs, so both rebuild paths agree.
+import { MIN_THINKING_BUDGET } from "./settings";
 import { isThinkingBlock, type ContentBlock, type ModelRequest, type StoredMessage, type WireMessage } from "./types";
 
 /** A 53-bit running hash (two 32-bit lanes), fed piece by piece. */
@@ -142,7 +143,21 @@ export function keepValidThinking(request: ModelRequest, known: ReadonlyMap<stri
     else messages.push(content.length === blocksOf(m).length && typeof m.content !== "string" ? m : { ...m, content });
   });
   const out = changed ? { ...request, messages } : request;
-  return loopLostItsThinking(out) ? { ...out, thinking: { type: "disabled" } } : out;
+  return loopLostItsThinking(out) ? { ...out, thinking: { type: "disabled" } } : withinMaxTokens(out);
+}
+
+/**
+ * Manual thinking's budget below the request's max_tokens, as the API requires: a call whose
+ * max_tokens was cut after the settings' checks (the overflow retry's learned reserve) takes the
+ * budget down with it, or goes without thinking when not even the least budget fits.
+ */
+function withinMaxTokens(request: ModelRequest): ModelRequest {
+  const thinking = request.thinking;
+  if (thinking?.type !== "enabled" || thinking.budget_tokens < request.max_tokens) return request;
+  const budget = request.max_tokens - 1;
+  return budget >= MIN_THINKING_BUDGET
+    ? { ...request, thinking: { ...thinking, budget_tokens: budget } }
+    : { ...request, thinking: { type: "disabled" } };
 }
 
 /**

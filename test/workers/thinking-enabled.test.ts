@@ -158,3 +158,32 @@ describe('thinking "enabled" when the tool loop\'s prefix moves', () => {
     expect(r.json.stop_reason).toBe("end_turn");
   });
 });
+
+describe('thinking "enabled" when a call\'s max_tokens is cut', () => {
+  /** Every request the turns sent, oldest first. */
+  async function requestsOf(id: string): Promise<ModelRequest[]> {
+    const list = (await api("GET", `/v1/conversations/${id}/prompts?limit=50`)).json.data as { id: number }[];
+    const all: ModelRequest[] = [];
+    for (const p of list.toReversed())
+      all.push((await api("GET", `/v1/conversations/${id}/prompts/${p.id}`)).json as unknown as ModelRequest);
+    return all;
+  }
+
+  it("the retry after an overflow 400 keeps the budget below its cut max_tokens, or goes without thinking", async () => {
+    const id = await createConversation({
+      model: "claude-haiku-4-5",
+      thinking: "enabled",
+      thinkingBudgetTokens: 4_000,
+    });
+    // The second call overflows (each time: the directive stays in the prompt), so the retry goes
+    // out with max_tokens cut to the reserve the 400's maximum leaves, well under the 4,000 budget.
+    const r = await send(id, 'read\n@tool conversation_read {"from_seq":1,"to_seq":1}\n@model-error overflow call=2');
+    expect(r.json.error?.message ?? "").not.toMatch(/budget_tokens/);
+    expect(r.json.error?.type).toBe("context_overflow");
+    const sent = await requestsOf(id);
+    const cut = sent.filter((q) => q.max_tokens < 4_000);
+    expect(cut.length).toBeGreaterThan(0);
+    for (const q of sent)
+      if (q.thinking?.type === "enabled") expect(q.thinking.budget_tokens).toBeLessThan(q.max_tokens);
+  });
+});

@@ -84,7 +84,8 @@ describe("the cortex's chunked documents", () => {
       cursor = page.next ?? undefined;
     } while (cursor);
     expect(walked.map((h) => h.id)).toEqual(whole.hits.map((h) => h.id));
-  });
+    // About 2–3 s alone (long documents of many chunks, paged); the suite runs it beside the other projects.
+  }, 30_000);
 });
 
 describe("a long question", () => {

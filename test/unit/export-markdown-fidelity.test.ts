@@ -4,31 +4,8 @@
 // autolink starts no HTML block, CommonMark §4.6 and §6.5); and an attachment's name, backticks and
 // all, stays one link showing the name as it is.
 import { describe, expect, it } from "vitest";
-import type { StoredMessage } from "../../core/types";
-import { type ExportAttachment, exportText } from "../../services/transfer/export-format";
-
-const at = "2026-01-01T00:00:00.000Z";
-
-async function* each<T>(items: T[]): AsyncGenerator<T> {
-  for (const item of items) yield item;
-}
-
-async function markdown(text: string, attachments: ExportAttachment[] = []): Promise<string[]> {
-  const messages = [
-    { id: "m1", seq: 1, role: "user", createdAt: at, content: [{ type: "text", text }] },
-    { id: "m2", seq: 2, role: "assistant", createdAt: at, content: [{ type: "text", text: "ok" }] },
-  ] as StoredMessage[];
-  const source = {
-    conversation: { id: "conv_1", title: "t" },
-    episodes: [],
-    cards: each<unknown>([]),
-    attachments: each(attachments),
-    messages: each(messages),
-  };
-  let out = "";
-  for await (const piece of exportText(source, "markdown", at)) out += piece;
-  return out.split("\n");
-}
+import type { ExportAttachment } from "../../services/transfer/export-format";
+import { at, markdown } from "./export-source";
 
 /** The lines the message's text became: between its heading and the next message's. */
 async function body(text: string): Promise<string[]> {

@@ -5,99 +5,12 @@
 // item's `-` is no underline, a lazy line that starts a block (a list, a fence, a heading, a rule)
 // ends the quote, and a setext underline is never lazy. Runs in Node on a small stand-in for the DOM.
 import { beforeAll, describe, expect, it } from "vitest";
-
-class FakeNode {
-  parentNode: FakeElement | null = null;
-}
-
-class FakeText extends FakeNode {
-  constructor(public data: string) {
-    super();
-  }
-  get textContent(): string {
-    return this.data;
-  }
-}
-
-class FakeElement extends FakeNode {
-  readonly tagName: string;
-  childNodes: FakeNode[] = [];
-  readonly attributes = new Map<string, string>();
-  constructor(tag: string) {
-    super();
-    this.tagName = tag.toUpperCase();
-  }
-  set className(v: string) {
-    this.attributes.set("class", v);
-  }
-  setAttribute(k: string, v: string): void {
-    this.attributes.set(k, String(v));
-  }
-  addEventListener(): void {}
-  appendChild(c: FakeNode): FakeNode {
-    c.parentNode?.childNodes.splice(c.parentNode.childNodes.indexOf(c), 1);
-    c.parentNode = this;
-    this.childNodes.push(c);
-    return c;
-  }
-  append(...cs: (FakeNode | string)[]): void {
-    for (const c of cs) this.appendChild(typeof c === "string" ? new FakeText(c) : c);
-  }
-  get children(): FakeElement[] {
-    return this.childNodes.filter((c): c is FakeElement => c instanceof FakeElement);
-  }
-  get lastElementChild(): FakeElement | null {
-    return this.children.at(-1) ?? null;
-  }
-  remove(): void {
-    this.parentNode?.childNodes.splice(this.parentNode.childNodes.indexOf(this), 1);
-    this.parentNode = null;
-  }
-  replaceWith(n: FakeNode): void {
-    const p = this.parentNode;
-    if (!p) return;
-    p.childNodes[p.childNodes.indexOf(this)] = n;
-    n.parentNode = p;
-    this.parentNode = null;
-  }
-  get textContent(): string {
-    return this.childNodes.map((c) => (c as FakeText | FakeElement).textContent).join("");
-  }
-  get innerHTML(): string {
-    return this.childNodes.map(serialize).join("");
-  }
-}
-
-class FakeParagraph extends FakeElement {}
-
-const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
-function serialize(n: FakeNode): string {
-  if (n instanceof FakeText) return escapeHtml(n.data);
-  const el = n as FakeElement;
-  const attrs = [...el.attributes].map(([k, v]) => ` ${k}="${escapeHtml(v).replace(/"/g, "&quot;")}"`).join("");
-  const tag = el.tagName.toLowerCase();
-  if (tag === "br" || tag === "hr" || tag === "input") return `<${tag}${attrs}>`;
-  return `<${tag}${attrs}>${el.childNodes.map(serialize).join("")}</${tag}>`;
-}
-
-interface Markdown {
-  renderMarkdown: (el: FakeElement, text: string) => FakeElement;
-}
+import { FakeElement, loadMarkdown, type Markdown } from "./fake-dom";
 
 let md: Markdown;
 
 beforeAll(async () => {
-  Object.assign(globalThis, {
-    Node: FakeNode,
-    HTMLParagraphElement: FakeParagraph,
-    document: {
-      createElement: (tag: string) => (tag === "p" ? new FakeParagraph(tag) : new FakeElement(tag)),
-      createTextNode: (text: string) => new FakeText(text),
-    },
-  });
-  // A URL, not a literal path: the UI's plain-JS modules have no type declarations here.
-  md = (await import(new URL("../../workers/chat/public/js/markdown.js", import.meta.url).href)) as Markdown;
+  md = await loadMarkdown();
 });
 
 const render = (text: string) => md.renderMarkdown(new FakeElement("div"), text).innerHTML;

@@ -248,7 +248,11 @@ describe("the web UI", () => {
       .locator("#history article.msg")
       .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
     expect(ids).toEqual(all.map((m) => m.id));
-    // Results are the stored originals, in full.
+    // Results are the stored originals: a long one shows its head, and "Show all" puts the rest in
+    // (inside a closed <details>, so clicked from the page).
+    const showAll = page.locator("#history details.tool-result .show-all");
+    expect(await showAll.count()).toBeGreaterThan(0);
+    await showAll.first().evaluate((b) => (b as HTMLButtonElement).click());
     const longest = await page
       .locator("#history details.tool-result pre")
       .evaluateAll((els) => Math.max(...els.map((e) => e.textContent!.length)));

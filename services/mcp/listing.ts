@@ -186,9 +186,11 @@ export async function refreshListing(env: Env, row: McpServerRow): Promise<McpSe
   try {
     const endpoint = await endpointOf(env, row);
     secret = authHeaders(endpoint);
-    const conn = await connectMcp(env, endpoint, { timeoutMs: row.timeoutMs });
+    // One timeoutMs in all: connecting and listing share the deadline, the list gets what is left.
+    const deadline = Date.now() + row.timeoutMs;
+    const conn = await connectMcp(env, endpoint, { timeoutMs: row.timeoutMs, deadline });
     try {
-      const { tools, note } = await listWith(conn, row.name, row.timeoutMs);
+      const { tools, note } = await listWith(conn, row.name, Math.max(1, deadline - Date.now()));
       listing = { transport: conn.transport, tools, listedAt, error: note };
     } finally {
       await conn.close();

@@ -1,34 +1,13 @@
 // The web UI in Chromium: Sign out forgets the person's unsent drafts (a chat left with text in its
 // composer, and the chat open when Sign out is clicked), so whoever signs in next in the tab finds
 // empty composers and no `draft:` key in the tab's storage; the theme, a device preference, stays.
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chooseChromium } from "./browser";
-import { api, base, KEY } from "./client";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { api, KEY } from "./client";
+import { browserForFile, signedInTab } from "./page-waits";
 
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-beforeAll(async () => {
-  const { executablePath, args } = await chooseChromium();
-  browser = await chromium.launch({ executablePath, args });
-});
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const { browser, contexts } = browserForFile();
 
-async function tab(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(context);
-  const p = await context.newPage();
-  p.setDefaultTimeout(30_000);
-  p.on("pageerror", (err) => console.error("page error:", err));
-  await p.goto(`${base()}/`, { waitUntil: "domcontentloaded", timeout: 60_000 });
-  await signIn(p);
-  return p;
-}
 async function signIn(p: Page) {
   await p.fill("#api-key", KEY);
   await p.click("#signin-form button[type=submit]");
@@ -50,7 +29,7 @@ describe("web UI: sign-out and drafts", () => {
   it("Sign out removes every unsent draft; signed in again, the composers are empty; the theme stays", async () => {
     const a = (await api("POST", "/v1/conversations", { title: `Draft left ${Date.now()}` })).json.id as string;
     const b = (await api("POST", "/v1/conversations", { title: `Draft open ${Date.now()}` })).json.id as string;
-    const p = await tab();
+    const p = await signedInTab(browser(), contexts);
     await p.click("#theme-toggle");
     const theme = await p.evaluate(() => localStorage.getItem("context-chat.theme"));
     expect(theme).toMatch(/^(light|dark)$/);

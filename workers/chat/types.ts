@@ -3,6 +3,8 @@ import type { Hono } from "hono";
 export type AppEnv = {
   Bindings: Env;
   Variables: {
+    /** The request's id, set by the first middleware (request-id.ts): every answer's `request-id` header. */
+    requestId?: string;
     tenantId: string;
     requestStart: number;
     ticketConversation?: string;

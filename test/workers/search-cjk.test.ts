@@ -4,41 +4,8 @@
 // bigrams (d1-migrations/cortex-shard/0004_cjk_terms.sql), and a query word is looked up as its
 // bigrams too. The Latin control ranks as it did, and no snippet shows the bigrams.
 import { describe, expect, it } from "vitest";
-import { api, eventually, newTenant } from "./helpers";
-
-interface Hit {
-  id: string;
-  snippet: string;
-  matches: [number, number][];
-  score: number;
-}
-
-const search = async (key: string, q: string) =>
-  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json as unknown as {
-    data: Hit[];
-    next: string | null;
-  };
-
-/** Imports `texts` as the user messages of a new conversation (each with a reply); their ids, once a search for `marker` finds the last. */
-async function indexed(key: string, texts: readonly string[], marker: string): Promise<string[]> {
-  const conv = (await api("POST", "/v1/conversations", {}, { key })).json.id;
-  const imported = await api(
-    "POST",
-    `/v1/conversations/${conv}/import`,
-    {
-      messages: texts.flatMap((text) => [
-        { role: "user", text },
-        { role: "assistant", text: "Noted." },
-      ]),
-    },
-    { key },
-  );
-  expect(imported.status, JSON.stringify(imported.json)).toBeLessThan(300);
-  const messages = imported.json.messages as { id: string; role: string }[];
-  const ids = messages.filter((m) => m.role === "user").map((m) => String(m.id));
-  await eventually(async () => (await search(key, marker)).data.some((h) => h.id === ids.at(-1)));
-  return ids;
-}
+import { newTenant } from "./helpers";
+import { indexed, search } from "./search-imported";
 
 const JAPANESE = "私は東京タワーに行きました";
 const CHINESE = "我昨天在北京吃了烤鸭";

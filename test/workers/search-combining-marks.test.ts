@@ -18,39 +18,8 @@ import {
   tenantRange,
   UPSERT_DOC,
 } from "../../services/cortex/search-index";
-import { api, eventually, newTenant } from "./helpers";
-
-interface Hit {
-  id: string;
-  snippet: string;
-}
-
-const search = async (key: string, q: string) =>
-  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json as unknown as {
-    data: Hit[];
-  };
-
-/** Imports `texts` as the user messages of a new conversation; their ids, once a search for `marker` finds the last. */
-async function indexed(key: string, texts: readonly string[], marker: string): Promise<string[]> {
-  const conv = (await api("POST", "/v1/conversations", {}, { key })).json.id;
-  const imported = await api(
-    "POST",
-    `/v1/conversations/${conv}/import`,
-    {
-      messages: texts.flatMap((text) => [
-        { role: "user", text },
-        { role: "assistant", text: "Noted." },
-      ]),
-    },
-    { key },
-  );
-  expect(imported.status, JSON.stringify(imported.json)).toBeLessThan(300);
-  const ids = (imported.json.messages as { id: string; role: string }[])
-    .filter((m) => m.role === "user")
-    .map((m) => String(m.id));
-  await eventually(async () => (await search(key, marker)).data.some((h) => h.id === ids.at(-1)));
-  return ids;
-}
+import { newTenant } from "./helpers";
+import { indexed, search } from "./search-imported";
 
 const nfd = (s: string) => s.normalize("NFD");
 const nfc = (s: string) => s.normalize("NFC");

@@ -1,6 +1,7 @@
 // A conversation's settings as a form instead of JSON: the model (from GET /v1/models), thinking,
-// its display and effort as the chosen model allows them, and the context-management numbers
-// under "Advanced". Only what changed is sent (PATCH), and a refusal names the field.
+// its budget (under "enabled" only), display and effort as the chosen model allows them, and the
+// context-management numbers under "Advanced". Only what changed is sent (PATCH), and a refusal
+// names the field.
 import { api, plainError } from "../api.js";
 import { h, replace } from "../dom.js";
 import { conversationsChanged } from "../prefs.js";
@@ -78,6 +79,24 @@ export async function settingsView(root, id, signal) {
   const title = /** @type {HTMLInputElement} */ (
     h("input", { id: "set-title", value: meta.title ?? "", maxlength: "200" })
   );
+  // Manual thinking's budget: offered only while Thinking is "enabled" (no other mode takes one).
+  // Empty is null, the server's default (8,000 within half of max_tokens).
+  const budget = /** @type {HTMLInputElement} */ (
+    h("input", {
+      id: "set-thinkingBudgetTokens",
+      name: "thinkingBudgetTokens",
+      type: "number",
+      step: "any",
+      placeholder: "Default",
+    })
+  );
+  const budgetRow = h("label", { class: "field" }, h("span", null, "Thinking budget (tokens)"), budget);
+  const manual = () => thinking.value === "enabled";
+  const showBudget = () => {
+    budgetRow.hidden = !manual();
+    budget.disabled = !manual();
+  };
+  thinking.addEventListener("change", showBudget);
   const fill = () => {
     const m = all.find((x) => x.id === model.value);
     const modes = m?.thinking?.modes ?? ["auto"];
@@ -98,6 +117,7 @@ export async function settingsView(root, id, signal) {
       levels.map((/** @type {string} */ x) => h("option", { value: x, selected: x === s.effort }, x)),
     );
     effort.disabled = !levels.length;
+    showBudget();
   };
   model.addEventListener("change", fill);
   const numbers = ADVANCED.map(([key, label]) => {
@@ -116,6 +136,7 @@ export async function settingsView(root, id, signal) {
     display.value = s.thinkingDisplay ?? "summarized";
     fill();
     for (const n of numbers) n.input.value = String(s[n.key] ?? "");
+    budget.value = String(s.thinkingBudgetTokens ?? "");
     title.value = meta.title ?? "";
   };
   draw();
@@ -137,6 +158,7 @@ export async function settingsView(root, id, signal) {
     field("Name", title),
     field("Model", model),
     field("Thinking", thinking),
+    budgetRow,
     field("Thinking shown", display),
     field("Effort", effort),
     advanced,
@@ -160,8 +182,22 @@ export async function settingsView(root, id, signal) {
       unset.input.focus();
       return replace(status, errorLine(`${unset.label} needs a number: nothing was saved.`));
     }
+    // Empty is the default, so a budget the browser cannot read (its value is "" too) is named.
+    if (manual() && budget.validity.badInput) {
+      budget.focus();
+      return replace(
+        status,
+        errorLine("Thinking budget (tokens) needs a number, or nothing for the default: nothing was saved."),
+      );
+    }
     if (model.value !== shownModel) patch.model = model.value;
     if (thinking.value !== (s.thinking ?? "auto")) patch.thinking = thinking.value;
+    // The budget goes only with thinking "enabled", and only when changed: an emptied field sends
+    // null (the default) where the server held a number.
+    if (manual()) {
+      const wanted = budget.value === "" ? null : Number(budget.value);
+      if (wanted !== (s.thinkingBudgetTokens ?? null)) patch.thinkingBudgetTokens = wanted;
+    }
     if (display.value !== (s.thinkingDisplay ?? "summarized")) patch.thinkingDisplay = display.value;
     if ((effort.value || null) !== (s.effort ?? null)) patch.effort = effort.value || null;
     for (const n of numbers) if (Number(n.input.value) !== s[n.key]) patch[n.key] = Number(n.input.value);

@@ -8,6 +8,7 @@ import { getAttachmentRow } from "../../../services/attachments/store";
 import {
   createProject,
   deleteProject,
+  finishProjectDelete,
   getProject,
   keepProjectFile,
   listProjects,
@@ -227,9 +228,11 @@ projectRoutes.delete(
   doc({ summary: "Delete a project and its files", responses: { 204: { description: "Deleted" } } }),
   async (c) => {
     const tenantId = c.get("tenantId");
-    const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
-    if (!project) throw notFound("project");
-    await deleteProject(c.env, tenantId, project.id);
+    const id = projectId(c.req.param("id"));
+    const project = await getProject(c.env.DB, tenantId, id);
+    // No row: a delete cut short after the row went may have left files, tools or servers behind.
+    if (project) await deleteProject(c.env, tenantId, project.id);
+    else if (!(await finishProjectDelete(c.env, tenantId, id))) throw notFound("project");
     return c.body(null, 204);
   },
 );

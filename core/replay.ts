@@ -117,6 +117,26 @@ export function storedBlockOf(block: ContentBlock): ContentBlock {
   return copiedFrom.get(block) ?? block;
 }
 
+/** The most characters the API takes in a history's tool call name: past it, every later request is a 400. */
+export const MAX_TOOL_USE_NAME_CHARS = 200;
+
+/**
+ * A stored tool call by a name the API refuses in the history (over 200 characters: "tool_use.name:
+ * String should have at most 200 characters", anthropics/claude-code#2673) goes back with the name
+ * cut to its first 200 characters (code points, as the API counts them; never half a surrogate
+ * pair). The call never ran (the registry answered it as an unknown tool), its id still pairs it
+ * with that result, and the record keeps the name the model gave. The copy names the stored block
+ * (storedBlockOf); the same stored call gives the same bytes on every request.
+ */
+function sendableToolUse(block: ContentBlock): ContentBlock {
+  if (block.type !== "tool_use" || block.name.length <= MAX_TOOL_USE_NAME_CHARS) return block;
+  const chars = [...block.name];
+  if (chars.length <= MAX_TOOL_USE_NAME_CHARS) return block;
+  const copy: ContentBlock = { ...block, name: chars.slice(0, MAX_TOOL_USE_NAME_CHARS).join("") };
+  copiedFrom.set(copy, block);
+  return copy;
+}
+
 export function buildModelRequest(input: ReplayInput): { request: ModelRequest; estimate: ReplayEstimate } {
   const thread = masterThread(input.history);
   const promptNext = input.between === true && input.awaitingResults !== true;
@@ -254,7 +274,8 @@ export function summaryPreamble(conversationId: string, s: SummaryState): WireMe
  * continuation prompt after a cut-off reply, roles alternating (adjacent same-role messages are
  * merged, e.g. after a failed turn left a lone user message), every tool_use answered by a
  * tool_result in the next message (a turn that crashed mid-tool gets a synthetic "no result"
- * answer), and no server tool call without its result except in the final message (a paused
+ * answer), a tool call's name the API would refuse cut to 200 characters (sendableToolUse), and no
+ * server tool call without its result except in the final message (a paused
  * turn's reply, resent as the API asks). Messages up to seq `importedThrough` (an import's) go
  * without their sealed blocks (replay-rules.ts). `between`: a new prompt will follow the last
  * message (the /replay view), so a cut-off reply there gets no continue prompt and a server call
@@ -269,7 +290,7 @@ export function toWireMessages(stored: readonly StoredMessage[], importedThrough
     else out.push({ role, content: [...content] });
   };
   history.forEach((m, i) => {
-    push(m.role, m.content);
+    push(m.role, m.role === "assistant" ? m.content.map(sendableToolUse) : m.content);
     const last = i === history.length - 1;
     if (!(between && last) && needsContinuePrompt(m, history[i + 1]))
       push("user", [{ type: "text", text: CONTINUE_PROMPT }]);

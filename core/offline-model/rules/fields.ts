@@ -125,6 +125,17 @@ const VALUE_TYPES: Record<string, Record<string, Typed>> = {
   text: { text: STRING },
 };
 
+/**
+ * String fields with a schema maximum, in characters (code points, as the schema counts them): a tool
+ * call's name in the history. Source: the API's refusal as reported in anthropics/claude-code#2673
+ * ("messages.43.content.1.tool_use.name: String should have at most 200 characters"), which left
+ * the conversation stuck on every later request.
+ */
+const MAX_CHARS: Record<string, Record<string, number>> = {
+  tool_use: { name: 200 },
+  server_tool_use: { name: 200 },
+};
+
 function checkValue(value: unknown, { typed, path }: { typed: Typed; path: string }): void {
   if (value === undefined || (typed.nullable && value === null)) return;
   if (typed.kind === "string" && typeof value !== "string") throw invalid(`${path}: Input should be a valid string`);
@@ -163,6 +174,11 @@ function checkBlock(block: WireBlock, path: string, table: Record<string, Schema
   if (CC in block) checkCacheControl(block.cache_control, at);
   for (const [key, typed] of Object.entries(VALUE_TYPES[block.type] ?? {}))
     checkValue(block[key], { typed, path: `${at}.${key}` });
+  for (const [key, max] of Object.entries(MAX_CHARS[block.type] ?? {})) {
+    const value = block[key];
+    if (typeof value === "string" && [...value].length > max)
+      throw invalid(`${at}.${key}: String should have at most ${max} characters`);
+  }
   if (block.type === "search_result") checkSearchResultContent(block.content as unknown[], at);
 }
 
@@ -205,8 +221,9 @@ export const bodyFields: Rule = ({ body, endpoint, betas }) => {
 };
 
 /**
- * Unknown fields and type tags on message blocks, nested tool_result blocks and system blocks.
- * Source: https://platform.claude.com/docs/en/api/messages (wording from the API, anthropics/claude-code#4378).
+ * Unknown fields and type tags on message blocks, nested tool_result blocks and system blocks, and
+ * the length of a tool call's name (MAX_CHARS). Source: https://platform.claude.com/docs/en/api/messages
+ * (wording from the API, anthropics/claude-code#4378 and #2673).
  */
 export const blockFields: Rule = ({ request }) => {
   for (const [i, message] of request.messages.entries()) {

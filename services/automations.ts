@@ -283,7 +283,7 @@ export async function listRuns(
 export const UNSENT_AFTER_MS = 5 * 60_000;
 
 /**
- * Runs claimed but never started, between UNSENT_AFTER_MS and RUN_TIMEOUT_MS old: their queue
+ * Runs claimed but never started, UNSENT_AFTER_MS to RUN_TIMEOUT_MS old: their queue
  * message may have been lost (a send that failed after the claim, an invocation that died between
  * them), and a cron tick is not retried. Sending one again is harmless: a delivery starts a run
  * only once per attempt number (startRun).
@@ -296,7 +296,9 @@ export async function unsentRuns(db: D1Database, now: number, limit = 100): Prom
       and(
         eq(automationRuns.status, "queued"),
         eq(automationRuns.attempts, 0),
-        lt(automationRuns.queuedAt, new Date(now - UNSENT_AFTER_MS).toISOString()),
+        // At most, not under: the trigger ticks every 5 minutes, so the tick right after a claim
+        // is exactly UNSENT_AFTER_MS later and must send the lost run again, not the one after it.
+        lte(automationRuns.queuedAt, new Date(now - UNSENT_AFTER_MS).toISOString()),
         gte(automationRuns.queuedAt, new Date(now - RUN_TIMEOUT_MS).toISOString()),
       ),
     )

@@ -136,7 +136,7 @@ export class IdempotencyLedger {
         },
       };
     if (row.status === "running" && row.incarnation === this.incarnation) {
-      // Named from its turn_queued (or turn_start) on: a client whose answer was lost can still stop it.
+      // Named from its queueing on (name): a client whose answer was lost can still stop it.
       const { turnId } = JSON.parse(row.outcome) as KeyedOutcome;
       const named = turnId ? ` (${turnId}; a stop naming it cancels it)` : "";
       return {
@@ -156,6 +156,21 @@ export class IdempotencyLedger {
       return settled ? { kind: "done", outcome: settled } : this.claim(key, fingerprint, now);
     }
     return { kind: "done", outcome: JSON.parse(row.outcome) as KeyedOutcome };
+  }
+
+  /**
+   * Names the turn of the key's running row as the turn is queued, before its turn_queued or
+   * turn_start: a repeat of the key meanwhile is told that turn (a stop can name it). A row that is
+   * done, or gone, is another turn's outcome or none, and stays as it is.
+   */
+  name(key: string, turnId: string): void {
+    const row = this.sql
+      .exec<Pick<Row, "status" | "outcome">>(`SELECT status, outcome FROM idempotency_keys WHERE key = ?`, key)
+      .toArray()[0];
+    if (row?.status !== "running") return;
+    const outcome = JSON.parse(row.outcome) as KeyedOutcome;
+    if (outcome.turnId === turnId) return;
+    this.sql.exec(`UPDATE idempotency_keys SET outcome = ? WHERE key = ?`, JSON.stringify({ ...outcome, turnId }), key);
   }
 
   /** Notes a turn event against the key's row (called for every event of the keyed turn). */

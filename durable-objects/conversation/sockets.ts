@@ -256,8 +256,9 @@ export class ConversationSockets {
       const keyed = await intake.claimKey(input);
       if (keyed.kind !== "new") {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
-        // A key whose turn is still queued or running: the frame names that turn (a stop can), not this send.
-        if (keyed.kind === "refused") return refused(keyed.refusal, { idempotencyKey, turnId: keyed.turnId ?? turnId });
+        // A key's turn queued or running: the frame names it (a stop can), null until it is queued; not this send.
+        const busy = keyed.kind === "refused" && keyed.refusal.status === 409 ? (keyed.turnId ?? null) : turnId;
+        if (keyed.kind === "refused") return refused(keyed.refusal, { idempotencyKey, turnId: busy });
         // A named send repeated with its key is told the turn it already is, as a new one would be.
         const original = keyed.events.find((e) => "turnId" in e && typeof e.turnId === "string");
         if (frame.ref !== undefined && original && "turnId" in original)

@@ -101,7 +101,7 @@ export class TurnIntake {
   }): Promise<void> {
     const { ref, turnId, sink, key, abandon } = turn;
     const queuedAt = Date.now();
-    const events = this.keyed(key, sink);
+    const events = this.keyed(key, sink, turnId);
     const slot = this.stops.enter(turnId);
     return this.order.turn(
       () =>
@@ -153,7 +153,7 @@ export class TurnIntake {
     const queuedAt = Date.now();
     const key = input.idempotencyKey;
     // A keyed turn's row follows its events, so a retry (or a restarted object) knows what it did.
-    const events = this.keyed(key, sink);
+    const events = this.keyed(key, sink, turnId);
     let cancelled!: () => void;
     const ended = new Promise<void>((resolve) => (cancelled = resolve));
     const ahead = this.order.turnsInFlight;
@@ -180,8 +180,14 @@ export class TurnIntake {
     return Promise.race([queued.result, ended]);
   }
 
-  private keyed(key: string | undefined, sink: TurnSink | null): TurnSink | null {
-    return key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
+  /**
+   * The sink of a turn being queued: a keyed one's row names the turn at once (a repeat of the key
+   * while it waits or starts is told it) and then follows its events.
+   */
+  private keyed(key: string | undefined, sink: TurnSink | null, turnId: string): TurnSink | null {
+    if (key === undefined) return sink;
+    this.idempotency.name(key, turnId);
+    return (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
   }
 
   /** Runs a turn under its slot's stop, telling the slot how the turn ended. */

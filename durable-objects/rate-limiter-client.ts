@@ -88,9 +88,11 @@ export async function refundTurn(env: Env, of: { keyHash: string | null; tenantI
 
 /**
  * Follows a turn's events (`see` each) to tell whether it stopped after its `turn_start` and before
- * its model loop (a write before the loop failed: a 502 `storage_error` "the turn could not start;
- * nothing was saved"; its conversation gone; it paused or refused): an `error`, no `message`, and a
- * `turn_end` whose usage is all zero. Such a turn gives its turn tokens back as one refused before
+ * its model loop with nothing saved and nothing spent: no `message`, and a `turn_end` whose usage is
+ * all zero, that either failed (an `error`: a write before the loop failed, a 502 `storage_error`
+ * "the turn could not start; nothing was saved"; its conversation gone; it paused or refused) or was
+ * stopped before any model call (`stop_reason` "interrupted" with no model time: a queued turn a
+ * stop cancelled, which never ran). Such a turn gives its turn tokens back as one refused before
  * it ran, whether its answer is JSON, SSE or a websocket's frames: what decides is whether the turn
  * started, not the status. A turn that ran its model calls saved its prompt first (a `message`), so
  * it is never one; nor is a replayed outcome, nor a turn whose events were not heard to their end.
@@ -98,6 +100,7 @@ export async function refundTurn(env: Env, of: { keyHash: string | null; tenantI
 export class UnstartedTurn {
   private started = false;
   private failed = false;
+  private stoppedUncalled = false;
   private saved = false;
   private spentNothing: boolean | null = null;
 
@@ -105,12 +108,15 @@ export class UnstartedTurn {
     if (event.type === "turn_start" && !event.replayed) this.started = true;
     else if (event.type === "message") this.saved = true;
     else if (event.type === "error") this.failed = true;
-    else if (event.type === "turn_end") this.spentNothing = Object.values(event.usage).every((tokens) => tokens === 0);
+    else if (event.type === "turn_end") {
+      this.spentNothing = Object.values(event.usage).every((tokens) => tokens === 0);
+      this.stoppedUncalled = event.stop_reason === "interrupted" && event.timing.modelMs === 0;
+    }
   }
 
   /** Whether the events seen so far are such a turn's, heard to its `turn_end`. */
   get unstarted(): boolean {
-    return this.started && this.failed && !this.saved && this.spentNothing === true;
+    return this.started && (this.failed || this.stoppedUncalled) && !this.saved && this.spentNothing === true;
   }
 }
 

@@ -387,16 +387,29 @@ export function codeBlock(code, lang) {
   );
 }
 
-/** Copies to the clipboard and says so on the button for a moment. @param {string} text @param {HTMLElement} button */
+/** The pending timer that puts each Copy button's resting label back. */
+const copyTimers = new WeakMap();
+
+/**
+ * Copies to the clipboard and says so on the button for a moment. The resting label is kept once
+ * (in `data-label`), so a second click while it says "Copied" still returns it to "Copy".
+ * @param {string} text @param {HTMLElement} button
+ */
 export async function copyText(text, button) {
-  const label = button.textContent;
+  button.dataset.label ??= button.textContent ?? "";
+  const label = button.dataset.label;
+  clearTimeout(copyTimers.get(button));
   try {
     await navigator.clipboard.writeText(text);
     button.textContent = "Copied";
   } catch {
     button.textContent = "Copy failed";
   }
-  setTimeout(() => (button.textContent = label), 1500);
+  clearTimeout(copyTimers.get(button));
+  copyTimers.set(
+    button,
+    setTimeout(() => (button.textContent = label), 1500),
+  );
 }
 
 // Code spans bind first (CommonMark): they are cut out before the rest is read, so a `*` before

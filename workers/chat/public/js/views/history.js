@@ -122,11 +122,13 @@ export async function historyView(root, id, params, signal) {
   let shown = 0;
   let found = !at;
   async function loadPage() {
-    more.disabled = true;
     try {
       const page = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=${pageSize}`);
+      /** @type {HTMLElement | null} */
+      let first = null;
       for (const m of page.data) {
         const el = renderMessage(m, ctx);
+        first ??= el;
         shown++;
         if (folded && m.seq <= folded) el.classList.add("folded");
         list.append(el);
@@ -140,26 +142,34 @@ export async function historyView(root, id, params, signal) {
         }
       }
       after = page.next ?? after;
+      // The button goes with the last page: the focus it held moves to the first message that page brought.
+      const hadFocus = document.activeElement === more;
       more.hidden = !page.next;
       if (!page.next) list.append(h("p", { class: "muted end" }, `End of the transcript: ${num(shown)} messages.`));
+      if (hadFocus && more.hidden && first) {
+        first.tabIndex = -1;
+        first.focus();
+      }
       return !!page.next;
     } catch (err) {
       list.append(errorLine(err));
       return false;
-    } finally {
-      more.disabled = false;
     }
   }
   let loading = false;
   /** @type {IntersectionObserver | null} */
   let observer = null;
+  // While a page loads the button is marked aria-disabled (and `loading` ignores presses), not
+  // `disabled`: a disabled button loses the focus to the body, and a keyboard user their place.
   const next = async () => {
     if (loading) return false;
     loading = true;
+    more.setAttribute("aria-disabled", "true");
     try {
       return await loadPage();
     } finally {
       loading = false;
+      more.removeAttribute("aria-disabled");
       // Observing anew reports the button's current state, so a short page loads the next one too.
       observer?.unobserve(more);
       if (!more.hidden) observer?.observe(more);

@@ -90,8 +90,13 @@ export async function newChatView(root, open) {
     grow();
   }
   text.focus();
-  select = await modelSelect(null).catch(() => null);
-  if (select) replace(models, h("label", { for: "new-model" }, "Model "), select);
+  try {
+    select = await modelSelect(null);
+    replace(models, h("label", { for: "new-model" }, "Model "), select);
+  } catch {
+    // Without the list the chat still starts, on the default model: the page says so.
+    replace(models, h("span", { class: "muted" }, "The models could not be loaded: the default model will be used."));
+  }
 }
 
 /** Every conversation (newest first, paged), import and export. @param {HTMLElement} root */

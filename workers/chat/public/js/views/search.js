@@ -64,13 +64,18 @@ export async function searchView(root, params) {
     return /** @type {Promise<string>} */ (titles.get(id));
   };
   let shown = 0;
+  let busy = false;
   /**
    * One page of hits, after those shown (`cursor`, the server's `next`): the count says "50+"
-   * while the server has more, which "Load more" brings.
+   * while the server has more, which "Load more" brings. The button is marked aria-disabled while
+   * a page loads, not `disabled`: a disabled button loses the focus (to the body), and a person
+   * who pressed it from the keyboard would lose their place.
    * @param {string | null} cursor
    */
   const load = async (cursor) => {
-    more.disabled = true;
+    if (busy) return;
+    busy = true;
+    more.setAttribute("aria-disabled", "true");
     try {
       const res = await api(
         "GET",
@@ -89,7 +94,8 @@ export async function searchView(root, params) {
     } catch (err) {
       replace(status, errorLine(plainError(err).text));
     } finally {
-      more.disabled = false;
+      busy = false;
+      more.removeAttribute("aria-disabled");
     }
   };
   await load(null);

@@ -9,9 +9,18 @@ import { errorLine } from "../render.js";
 
 /** @type {Promise<any[]> | null} */
 let catalog = null;
-/** The models a conversation may use now (not retired), cached for the page's life. */
+/**
+ * The models a conversation may use now (not retired), cached for the page's life once they
+ * loaded: a failed request is forgotten, so the next use asks again.
+ */
 const models = () =>
-  (catalog ??= api("GET", "/v1/models").then((r) => r.data.filter((/** @type {any} */ m) => m.status !== "retired")));
+  (catalog ??= api("GET", "/v1/models").then(
+    (r) => r.data.filter((/** @type {any} */ m) => m.status !== "retired"),
+    (err) => {
+      catalog = null;
+      throw err;
+    },
+  ));
 
 /**
  * The model picker. A current model the catalog does not list (retired, or one only the API names)

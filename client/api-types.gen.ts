@@ -1441,6 +1441,7 @@ export interface Schemas {
     messageId: string | null;
     seq: number | null;
     role: string | null;
+    from: "person" | "assistant" | "tool" | null;
     createdAt: string;
     snippet: string;
     matches: Array<Array<number>>;

@@ -56,6 +56,12 @@ export interface SearchHit {
   messageId: string | null;
   seq: number | null;
   role: string | null;
+  /**
+   * Whose words a message hit holds (hitFrom): `role` is the transcript's, and a user message that
+   * carries tool results, or a sub-agent's task, says `user` there though no person typed it. Null
+   * for a note, episode or page. Set by both rankings (the lexical one's SQL, fusion.ts's vector one).
+   */
+  from: HitFrom | null;
   createdAt: string;
   /** At most SNIPPET_CHARS characters around the first match, each match marked `[match]`. */
   snippet: string;
@@ -346,7 +352,7 @@ export async function deleteDocs(
  * (a memory_search result echoes the query and its hits, a conversation_read the original), nor
  * does a sub-agent's (its first is the task the master model wrote, agent/sub-agent.ts): each is
  * stored as role `tool`, ranked with the assistant's discount, and its hits still say `user`, the
- * role its message has in the transcript.
+ * role its message has in the transcript, with `from: "tool"` (hitFrom).
  */
 /** The stored role of a tool-result carrier's document, and of a sub-agent's user message (messageDoc). */
 export const TOOL_ROLE = "tool";
@@ -366,6 +372,17 @@ export const hitRole = (stored: string | null): string | null => {
   const role = unmarkedRole(stored);
   return role === TOOL_ROLE ? "user" : role;
 };
+/** Whose words a message hit holds: a person's, the assistant's, or words no person typed (TOOL_ROLE). */
+export type HitFrom = "person" | "assistant" | "tool";
+/**
+ * A hit's `from`, of its kind and stored role (the refused mark aside): the stored role says it, so
+ * rows need no rewrite. Null for a note, episode or page, and for a role no message has.
+ */
+export const hitFrom = (kind: DocKind, stored: string | null): HitFrom | null => {
+  if (kind !== "message") return null;
+  const role = unmarkedRole(stored);
+  return role === TOOL_ROLE ? "tool" : role === "assistant" ? "assistant" : role === "user" ? "person" : null;
+};
 /** Whether a message's stored role takes the assistant's discount: the assistant's words, or a tool's. */
 export const discountedRole = (stored: string | null): boolean => {
   const role = unmarkedRole(stored);
@@ -375,6 +392,8 @@ export const discountedRole = (stored: string | null): boolean => {
 const BARE_ROLE = `CASE WHEN substr(d.role, 1, ${REFUSED_ROLE_PREFIX.length}) = '${REFUSED_ROLE_PREFIX}' THEN substr(d.role, ${REFUSED_ROLE_PREFIX.length + 1}) ELSE d.role END`;
 /** hitRole in SQL. */
 const HIT_ROLE = `CASE ${BARE_ROLE} WHEN '${TOOL_ROLE}' THEN 'user' ELSE ${BARE_ROLE} END`;
+/** hitFrom in SQL, as column `from`. */
+const HIT_FROM = `CASE WHEN d.kind != 'message' THEN NULL ELSE CASE ${BARE_ROLE} WHEN '${TOOL_ROLE}' THEN 'tool' WHEN 'assistant' THEN 'assistant' WHEN 'user' THEN 'person' END END AS "from"`;
 /** The filter of SearchOptions.withoutRefused, on a cortex_docs row `d` (a note's role is null). */
 export const NOT_REFUSED = `substr(coalesce(d.role, ''), 1, ${REFUSED_ROLE_PREFIX.length}) != '${REFUSED_ROLE_PREFIX}'`;
 
@@ -698,7 +717,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     ),
     scored AS (
       SELECT h.rowid AS chunk, d.doc_id AS docId, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId,
-             d.seq AS seq, ${HIT_ROLE} AS role, d.created_at AS createdAt,
+             d.seq AS seq, ${HIT_ROLE} AS role, ${HIT_FROM}, d.created_at AS createdAt,
              SUM(h.s) * (CASE WHEN d.kind = 'message' AND ${BARE_ROLE} IN ('assistant', '${TOOL_ROLE}') THEN ${p(assistant)} ELSE 1 END) AS score
       FROM h JOIN cortex_docs d ON d.rowid = h.rowid
       WHERE d.tenant_id = ${tenant} ${filters.join(" ")}
@@ -711,7 +730,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
       FROM best WHERE nth = 1
     ),
     lifted AS (
-      SELECT chunk, docId, kind, id, conversationId, seq, role, createdAt,
+      SELECT chunk, docId, kind, id, conversationId, seq, role, "from", createdAt,
              score + CASE WHEN pooled THEN ${p(CONVERSATION_LIFT)} * coalesce(
                CASE WHEN row_number() OVER conv = 1 THEN nth_value(score, 2) OVER whole ELSE first_value(score) OVER whole END, 0)
              ELSE 0 END AS score
@@ -721,7 +740,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     ),
     page AS (SELECT * FROM lifted ORDER BY ${BY_RANK} LIMIT ${p(count)} OFFSET ${p(offset)})
   SELECT c.n AS candidates, (SELECT count(*) FROM docs) AS documents,
-         page.kind, page.id, page.conversationId, page.seq, page.role, page.createdAt, page.score,
+         page.kind, page.id, page.conversationId, page.seq, page.role, page."from", page.createdAt, page.score,
          (SELECT snippet(cortex_fts, 0, ${p(MATCH_OPEN)}, ${p(MATCH_CLOSE)}, '…', 24) FROM cortex_fts
            WHERE cortex_fts MATCH ${match} AND cortex_fts.rowid = page.chunk) AS snippet,
          (SELECT snippet(cortex_fts, 0, '', '', '…', 24) FROM cortex_fts

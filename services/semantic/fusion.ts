@@ -6,6 +6,7 @@ import { assistantWeight } from "../../core/speaker-weight";
 import {
   type CortexFusion,
   discountedRole,
+  hitFrom,
   hitRole,
   NOT_REFUSED,
   type SearchHit,
@@ -119,14 +120,20 @@ async function semanticHits({ db, path, tenantId, q, opts, count }: VectorSearch
          WHERE e.tenant_id = ? AND d.tenant_id = ? AND e.vec_id IN (${ids.map(() => "?").join(", ")}) ${filters.join(" ")}`,
       )
       .bind(tenantId, tenantId, ...ids, ...params)
-      .all<Omit<SearchHit, "messageId" | "score" | "role"> & { vecId: string; storedRole: string | null }>();
+      .all<Omit<SearchHit, "messageId" | "score" | "role" | "from"> & { vecId: string; storedRole: string | null }>();
     for (const { vecId, storedRole, ...r } of results) {
       const discounted = r.kind === "message" && discountedRole(storedRole);
       const score = discounted ? discount(scoreOf.get(vecId) ?? 0, weight) : (scoreOf.get(vecId) ?? 0);
       const key = `${r.kind}:${r.id}`;
       const role = hitRole(storedRole);
       if ((best.get(key)?.score ?? -Infinity) < score)
-        best.set(key, { ...r, role, messageId: r.kind === "message" ? r.id : null, score });
+        best.set(key, {
+          ...r,
+          role,
+          from: hitFrom(r.kind, storedRole),
+          messageId: r.kind === "message" ? r.id : null,
+          score,
+        });
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, count);

@@ -13,6 +13,7 @@ const hit = (id: string): SearchHit => ({
   messageId: null,
   seq: null,
   role: null,
+  from: null,
   createdAt: "2026-01-01T00:00:00.000Z",
   snippet: "",
   score: 0,

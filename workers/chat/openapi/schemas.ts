@@ -416,6 +416,10 @@ export const searchHitSchema = z
     messageId: z.string().nullable(),
     seq: z.number().int().nullable(),
     role: z.string().nullable(),
+    from: z.enum(["person", "assistant", "tool"]).nullable().meta({
+      description:
+        "Whose words a message hit holds: `person`, `assistant`, or `tool` (no person typed them: a user message that carries tool results, or a sub-agent's task; `role` still says `user`, as the transcript does). Null for a note, episode or page.",
+    }),
     createdAt: z.string(),
     snippet: z.string(),
     matches: z

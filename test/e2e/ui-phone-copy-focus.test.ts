@@ -1,7 +1,9 @@
 // Web UI faults a review proved in a real browser: a long unbroken word ran Search, All chats and
 // other views off a phone's screen sideways; one failed GET /v1/models broke Settings and the
 // new-chat model picker until a reload; a Copy button clicked twice stayed "Copied"; and "Load more"
-// (Search, History) pressed from the keyboard dropped the focus on the page's body.
+// (Search, History) pressed from the keyboard dropped the focus on the page's body; and Search
+// guessed who said a hit from its snippet ("Tool result" for a person's words starting with "tool",
+// "You" for a tool's result), where the hit's `from` says it.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { api, base, KEY } from "./client";
@@ -115,6 +117,39 @@ describe("the web UI on a phone, its Copy buttons, the model list and Load more"
     // changes, which no poll can wait for: the label's timer is 1.5 s, so 2 s covers every click's.
     await p.waitForTimeout(2_000);
     for (const copy of buttons) expect(await copy.textContent()).toBe("Copy");
+  });
+
+  it("Search names who said each hit from the hit's from: the person's message is You, a tool's result Tool result", async () => {
+    const word = `toolboxlabel${Date.now()}`;
+    const imported = await api("POST", "/v1/conversations/import?title=Hit%20labels", {
+      messages: [
+        { role: "user", content: `${word} prices at the hardware shop?` },
+        { role: "assistant", content: "Let me look." },
+        { role: "user", content: "look it up" },
+        {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "toolu_label1", name: "web_lookup", input: { q: "x" } }],
+        },
+        {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "toolu_label1", content: `Result: ${word} costs 12 dollars` }],
+        },
+        { role: "assistant", content: "It costs 12 dollars." },
+      ],
+    });
+    expect(imported.status).toBe(201);
+    await indexed(word, 2);
+    const p = await signedInTab(browser(), contexts);
+    await p.evaluate((h) => (location.hash = h), `#/search?q=${word}`);
+    await p.waitForFunction(() => /match/.test(document.getElementById("search-status")?.textContent ?? ""));
+    const rows = await p.$$eval("#search-results > li", (items) =>
+      items.map((li) => ({
+        who: li.querySelector(".hit-head .muted")?.textContent?.split(" · ")[0],
+        text: li.querySelector(".snippet")?.textContent ?? "",
+      })),
+    );
+    expect(rows.find((r) => r.text.includes("prices"))?.who).toBe("You");
+    expect(rows.find((r) => r.text.includes("costs"))?.who).toBe("Tool result");
   });
 
   it("Search's Load more pressed from the keyboard keeps the focus, then hands it to the last page's first hit", async () => {

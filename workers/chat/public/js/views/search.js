@@ -23,13 +23,15 @@ function snippet(s, matches) {
   return out;
 }
 
-/** Who a hit's words are from. @param {any} r */
+/** Who a hit's words are from (the hit's `from`). @param {any} r */
 function speaker(r) {
   if (r.kind === "memory") return "Saved note";
   if (r.kind === "episode") return "Summary";
   if (r.kind === "page") return `PDF page ${r.seq ?? ""}`.trim();
-  if (r.role === "assistant") return "Assistant";
-  if (/^\[?tool|tool_result/.test(r.snippet ?? "") || r.role === "tool") return "Tool result";
+  // `from` says whose words they are: a user message that carries tool results (or a sub-agent's
+  // task) has role "user" as the transcript has it, though no person typed it.
+  if (r.from === "assistant" || r.role === "assistant") return "Assistant";
+  if (r.from === "tool") return "Tool result";
   return r.role === "user" ? "You" : "Message";
 }
 

@@ -1,11 +1,13 @@
 // Deleting an attachment (of a conversation or a project): its bytes and line index in R2, its
-// extracted pages in the cortex shard, and its row. The row goes after the pages, so a delete cut
-// short by a crash leaves the row behind and running it again completes it; the pages are swept
-// once more after the row, because a page-extraction job racing the delete may have written
-// between the first sweep and the row's removal while still seeing the row (a job that writes
-// later finds the row gone and removes what it wrote: services/attachments/page-index.ts). A text
-// file's line index and UTF-8 copy, written on first read, are swept after the row the same way
-// (services/attachments/text-view.ts).
+// extracted pages in the cortex shard, and its row. The row first turns into its tombstone: the same
+// row under the id `retiredId` gives it and status `deleting`, so from then on nothing reads it (a
+// tool, a download, a listing, a turn's note) and a writer racing the delete finds it gone: a
+// page-extraction job (services/attachments/page-index.ts) or a text file's first read writing its
+// line index and UTF-8 copy (services/attachments/text-view.ts) looks for the row after writing and
+// removes what it wrote when the row is gone. What a writer wrote while it still saw the row is
+// swept next, with the bytes, the index, the copy and the pages; the tombstone goes last. A delete
+// cut short anywhere (a 5xx, a crash) leaves the row or its tombstone, and running it again
+// (`attachmentToDelete` finds either) completes it: every step is safe to repeat.
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
@@ -13,29 +15,46 @@ import { attachmentPrefix } from "../../r2-layout";
 import { cortexFor } from "../cortex/routing";
 import type { CortexMark } from "../cortex/shard";
 import { deleteR2Prefix } from "../purge";
-import { derivedTextKeys } from "./text-view";
-import type { AttachmentRow } from "./store";
+import { type AttachmentRow, getAttachmentRow } from "./store";
+
+const RETIRED = "~deleting";
+
+/** The id of an attachment's tombstone: a row no read by the attachment's id finds. */
+const retiredId = (id: string): string => `${id}${RETIRED}`;
+
+/** The attachment's own id, from it or its tombstone's. */
+const ownId = (id: string): string => (id.endsWith(RETIRED) ? id.slice(0, -RETIRED.length) : id);
+
+/** The attachment's row, or its tombstone when a delete of it was cut short (the repeat completes it). */
+export async function attachmentToDelete(db: D1Database, tenantId: string, id: string): Promise<AttachmentRow | null> {
+  return (await getAttachmentRow(db, tenantId, id)) ?? (await getAttachmentRow(db, tenantId, retiredId(id)));
+}
 
 /**
- * Answers where its pages' removal left the tenant's cortex shard (the later sweep's bookmark, with
- * the shard): the attachment's DELETE answers it in `x-cortex-bookmark`.
+ * Answers where its pages' removal left the tenant's cortex shard (the sweep's bookmark, with the
+ * shard): the attachment's DELETE answers it in `x-cortex-bookmark`. `row` may be the tombstone.
  */
 export async function purgeAttachment(
   env: Env,
   row: Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId" | "status">,
 ): Promise<CortexMark | null> {
+  const id = ownId(row.id);
+  // Before the row turns into its tombstone (whose status no longer says so), so a repeat aborts too.
   if (row.status === "uploading" && row.uploadId)
     await env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId)
       .abort()
       .catch(() => {});
-  await deleteR2Prefix(env.BUCKET, attachmentPrefix(row.tenantId, row.id));
+  const db = drizzle(env.DB);
+  const mine = (rowId: string) => and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, rowId));
+  await db
+    .update(attachments)
+    .set({ id: retiredId(id), status: "deleting", updatedAt: new Date().toISOString() })
+    .where(mine(id));
+  // The prefix holds the bytes, the line index and the UTF-8 copy (text-view.ts derivedTextKeys).
+  await deleteR2Prefix(env.BUCKET, attachmentPrefix(row.tenantId, id));
   const cortex = await cortexFor(env, row.tenantId);
-  await cortex.purgeAttachment(row.tenantId, row.id);
-  await drizzle(env.DB)
-    .delete(attachments)
-    .where(and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, row.id)));
-  await cortex.purgeAttachment(row.tenantId, row.id);
-  await env.BUCKET.delete(derivedTextKeys(row.tenantId, row.id));
+  await cortex.purgeAttachment(row.tenantId, id);
+  await db.delete(attachments).where(mine(retiredId(id)));
   return cortex.written;
 }
 

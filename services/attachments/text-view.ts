@@ -3,8 +3,9 @@
 // transcoded once, on first use, into a UTF-8 copy beside its blob (r2-layout attachmentTextKey),
 // and indexed and read from that copy; the blob stays exactly as uploaded, and downloads serve it.
 // What a first read writes (the index, the copy) may land while the attachment is being deleted:
-// the writer looks for the row afterwards and removes what it wrote when the row is gone, and the
-// delete sweeps these keys once more after the row (services/attachments/delete.ts).
+// the writer looks for the row afterwards and removes what it wrote when the row is gone; the delete
+// hides the row before it sweeps these keys, so what a writer wrote while it saw the row is swept
+// (services/attachments/delete.ts).
 import { attachmentLineIndexKey, attachmentTextKey } from "../../r2-layout";
 import type { TextView } from "./formats/format";
 import { type TextEncoding, Utf8Check, Utf8Tally, utf16Of } from "./formats/text/encoding";

@@ -7,8 +7,8 @@ import { toolText, upload } from "./attachment-helpers";
 import { attachmentLineIndexKey, attachmentPrefix, attachmentTextKey } from "../../r2-layout";
 import { purgeAttachment } from "../../services/attachments/delete";
 import { LineIndexer } from "../../services/attachments/formats/text/line-index";
-import { getAttachmentRow } from "../../services/attachments/store";
-import { buildTextIndex } from "../../services/attachments/text-view";
+import { type AttachmentRow, getAttachmentRow } from "../../services/attachments/store";
+import { buildTextIndex, textViewFor } from "../../services/attachments/text-view";
 
 const LINES = ["Grüße aus Köln", "naïve café — déjà vu", "日本語の行", "last line 🙂"];
 
@@ -170,7 +170,7 @@ describe("text attachments in other encodings", () => {
     expect(await env.BUCKET.head(attachmentTextKey(t, up.json.id))).toBeNull();
   });
 
-  it("a delete sweeps the index and copy once more after its row, for a read that saw the row", async () => {
+  it("a delete hides the row before it sweeps the index and copy, so a read that saw the row is swept", async () => {
     const id = await createConversation(undefined, await key());
     const up = await upload(
       id,
@@ -181,22 +181,25 @@ describe("text attachments in other encodings", () => {
     );
     const t = await tenant();
     const row = (await getAttachmentRow(env.DB, t, up.json.id))!;
-    // A read that streamed the blob and saw the row writes just after the delete's first sweep.
-    let swept = false;
+    // The first read writes the index and the copy (the row is there).
+    await textViewFor(env.BUCKET, { tenantId: t, attachmentId: row.id, blobKey: row.r2Key, exists: async () => true });
+    expect(await env.BUCKET.head(attachmentTextKey(t, row.id))).not.toBeNull();
+    // A writer looks for the row after it wrote (the test above): whatever it wrote before the row
+    // was hidden is under the prefix the sweep removes after it, and one that writes later finds no row.
+    const seenAtSweep: (AttachmentRow | null)[] = [];
     const bucket = new Proxy(env.BUCKET, {
       get(target, prop) {
         if (prop !== "delete") return Reflect.get(target, prop).bind(target);
         return async (keys: string | string[]) => {
+          seenAtSweep.push(await getAttachmentRow(env.DB, t, row.id));
           await target.delete(keys);
-          if (swept) return;
-          swept = true;
-          await target.put(attachmentTextKey(t, row.id), "a\nb\n");
-          await target.put(attachmentLineIndexKey(t, row.id), "{}");
         };
       },
     });
     await purgeAttachment({ ...env, BUCKET: bucket }, row);
-    expect(swept).toBe(true);
+    expect(seenAtSweep.length).toBeGreaterThan(0);
+    expect(seenAtSweep).toEqual(seenAtSweep.map(() => null));
     expect((await env.BUCKET.list({ prefix: attachmentPrefix(t, up.json.id) })).objects).toEqual([]);
+    expect(await env.DB.prepare("SELECT id FROM attachments WHERE id LIKE ?").bind(`${row.id}%`).first()).toBeNull();
   });
 });

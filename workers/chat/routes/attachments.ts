@@ -7,7 +7,7 @@ import { attachmentNote, TOOLS_FOR, type AttachmentFacts } from "../../../servic
 import { isId, sortableId } from "../../../core/ids";
 import { attachmentBlobKey } from "../../../r2-layout";
 import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
-import { purgeAttachment } from "../../../services/attachments/delete";
+import { attachmentToDelete, purgeAttachment } from "../../../services/attachments/delete";
 import { inspectAttachment } from "../../../services/attachments/inspect";
 import { textViewFor } from "../../../services/attachments/text-view";
 import { r2RangeReader } from "../../../services/attachments/r2-range-reader";
@@ -357,7 +357,8 @@ attachmentRoutes.delete(
   }),
   async (c) => {
     const { tenantId, conversationId } = await conversationFor(c);
-    const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
+    // A delete cut short left the row or its tombstone: this one completes it.
+    const row = await attachmentToDelete(c.env.DB, tenantId, c.req.param("attachmentId"));
     if (!row || row.conversationId !== conversationId) throw notFound("attachment");
     // Its pages' removal reached the shard: the answer carries where, as a note's delete does.
     answerCortexBookmark(c, await purgeAttachment(c.env, row));

@@ -3,8 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { attachmentNote } from "../../../services/attachments/note";
 import { isId } from "../../../core/ids";
-import { purgeAttachment } from "../../../services/attachments/delete";
-import { getAttachmentRow } from "../../../services/attachments/store";
+import { attachmentToDelete, purgeAttachment } from "../../../services/attachments/delete";
 import {
   createProject,
   deleteProject,
@@ -246,7 +245,8 @@ projectRoutes.delete(
     const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
     if (!project) throw notFound("project");
     const fileId = c.req.param("fileId");
-    const row = isId("att", fileId) ? await getAttachmentRow(c.env.DB, tenantId, fileId) : null;
+    // A delete cut short left the row or its tombstone: this one completes it.
+    const row = isId("att", fileId) ? await attachmentToDelete(c.env.DB, tenantId, fileId) : null;
     if (!row || row.projectId !== project.id) throw notFound("file");
     await purgeAttachment(c.env, row);
     return c.body(null, 204);

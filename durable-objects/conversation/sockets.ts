@@ -86,7 +86,8 @@ export class ConversationSockets {
   /**
    * `send` frames between their arrival and their turn's queueing (the admission awaits the key,
    * the rate limiter, D1): a resuming socket counts them as in flight, so a client never sends
-   * again a message whose turn is about to start.
+   * again a message whose turn is about to start. A large frame counts from its arrival, unread:
+   * it may be a `send`, and counting one that is not errs toward "don't send it again".
    */
   private admitting = 0;
   private readonly attachments = new WeakMap<WebSocket, SocketAttachment>();
@@ -136,9 +137,8 @@ export class ConversationSockets {
    * A reconnecting client's catch-up (`/ws?after=<last seq it saw>`): every saved message after
    * that seq as a `message` frame, an `exchange_superseded` for each regenerate it missed, the
    * running turn's unsaved part and each queued turn's `turn_queued` (live-turn.ts), then `resumed`.
-   * It runs synchronously right after the accept,
-   * so no turn event interleaves, and live `message` frames skip what the catch-up already sent:
-   * together, each message reaches the socket exactly once, in seq order.
+   * It runs synchronously right after the accept, so no turn event interleaves, and live `message`
+   * frames skip what the catch-up already sent: each message reaches the socket exactly once, in seq order.
    */
   private resume(ws: WebSocket, { after, waiting }: { after: number; waiting: PausedTurn | null }): void {
     const { store } = this.scope;
@@ -169,12 +169,13 @@ export class ConversationSockets {
     // A large frame: admitted before it is read, in the frame order (a send among them keeps its
     // place), so it is refused unread (`turnId: null`, no `ref`) when its key is gone or over its limit.
     const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, error });
+    this.admitting++;
     await this.answered(refuse, () =>
       this.parts.order.admit(async () => {
         if (await this.admitFrame(ws, { ref, turn: false, refuse }))
           await this.handle(ws, { ref, early: true }, parseClientFrame(data));
       }),
-    );
+    ).finally(() => this.admitting--);
   }
 
   /** A frame that was read: answered, or admitted and run. */
@@ -200,12 +201,11 @@ export class ConversationSockets {
     const refuse = (error: Parameters<Refuse>[0], extra: Record<string, unknown> = {}) =>
       tell(ws, { type: "error", turnId, ...named, ...extra, error });
     const send = frame.value;
-    this.admitting++;
-    try {
-      await this.answered(refuse, () => this.admitSend(ws, { ref, early, frame: send, turnId, refuse }));
-    } finally {
-      this.admitting--;
-    }
+    const counted = early ? 0 : 1; // a large frame (`early`) is counted since it arrived (message)
+    this.admitting += counted;
+    await this.answered(refuse, () => this.admitSend(ws, { ref, early, frame: send, turnId, refuse })).finally(
+      () => (this.admitting -= counted),
+    );
   }
 
   /**

@@ -137,4 +137,24 @@ describe("a resuming socket", () => {
     expect((await transcript(id)).filter((m) => m.role === "user")).toHaveLength(1);
     again.ws.close();
   });
+
+  it("counts a large send frame (admitted before it is read) as in flight while it waits for admission", async () => {
+    const id = await createConversation();
+    // Over ADMIT_BEFORE_READING: the key and request checks run on the unread frame, made slow here.
+    await inConversation(id, (instance) => {
+      const sockets = (instance as unknown as { sockets: { admitFrame: (...args: unknown[]) => Promise<boolean> } })
+        .sockets;
+      const admit = sockets.admitFrame.bind(sockets);
+      sockets.admitFrame = async (...args) => (await sleep(400), admit(...args));
+    });
+    const first = await connect(id);
+    first.ws.send(JSON.stringify({ type: "send", content: `${"x".repeat(70_000)}\nsent just before the drop` }));
+    await sleep(50);
+    first.ws.close(1001, "network drop");
+    const again = await connect(id, "?after=0");
+    expect(await again.next((e) => e.type === "resumed")).toMatchObject({ lastSeq: 0, turnsInFlight: 1 });
+    await again.next((e) => e.type === "turn_end");
+    expect((await transcript(id)).filter((m) => m.role === "user")).toHaveLength(1);
+    again.ws.close();
+  });
 });

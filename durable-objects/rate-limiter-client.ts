@@ -146,6 +146,14 @@ export function rateLimitMessage(decision: Extract<RateDecision, { ok: false }>)
   return `this API key is over its limit of ${decision.perMinute} ${what} per minute; retry in ${decision.retryAfterSeconds} s`;
 }
 
+/** A refused websocket frame's error, as the HTTP 429 of the same request says it. */
+export const rateLimitedError = (decision: Extract<RateDecision, { ok: false }>) => ({
+  type: "rate_limited",
+  status: 429,
+  message: rateLimitMessage(decision),
+  retryAfterSeconds: decision.retryAfterSeconds,
+});
+
 /** The failed-authentication rule of a client address, or null when the limit is off. */
 export function authFailureRule(env: Env): RateRule | null {
   const failures = envConfig(env).AUTH_FAILURES_PER_MINUTE;

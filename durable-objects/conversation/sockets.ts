@@ -7,7 +7,7 @@ import { modelProblem, MODEL_NOT_CONFIGURED } from "../../core/model-provider";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import { keyForHash } from "../../services/keys/auth";
-import { rateLimitMessage, refundTurn, takeRateLimit, whenUnstarted } from "../rate-limiter-client";
+import { rateLimitedError, refundTurn, takeRateLimit, whenUnstarted } from "../rate-limiter-client";
 import type { RateDecision } from "../rate-limiter-do";
 import type { ObjectScope } from "./object-scope";
 import { pausedMessage, pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
@@ -16,18 +16,11 @@ import { ADMIT_BEFORE_READING, type ClientFrame, parseClientFrame } from "./sock
 import type { TurnInput, TurnIntake } from "./turn-intake";
 import { savedSince, LiveTurn } from "./live-turn";
 import type { TurnOrder } from "./turn-order";
+import { ADMISSION_FAILED, KEY_GONE } from "./frame-errors";
 import { TURN_PAUSED } from "./turn-runner";
 
 /** During a turn, how often each socket key is looked up again (through the auth cache) as events go out. */
 const KEY_RECHECK_MS = 5_000;
-const KEY_GONE = { type: "authentication_error", message: "the API key that opened this socket is revoked or expired" };
-/** A frame whose admission threw (the rate limiter, D1 or storage failed): nothing ran, a key it carried is free again. */
-const ADMISSION_FAILED = {
-  type: "api_error",
-  status: 503,
-  message: "the frame could not be admitted (a service it needs failed); nothing ran; retry",
-};
-
 /**
  * A frame to one socket. A socket that closed meanwhile (its client left while a frame was being
  * admitted) throws on send: what it would have been told is dropped, and the admission goes on.
@@ -236,7 +229,7 @@ export class ConversationSockets {
       // would be told), every send takes a request token, and one that can run (a conversation, a model) a turn token
       // too, which a refusal after it (`refused`) gives back, the key's and its tenant's, before it is told.
       if (!(await this.admitFrame(ws, { ref, turn: !!found && !problem, refuse, early }))) return;
-      if (!found) return refuse({ type: "not_found", message: "conversation not found" });
+      if (!found) return refuse({ type: "not_found", status: 404, message: "conversation not found" });
       if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
       const refund = async () => {
         const keyHash = ref.rateKey;
@@ -301,7 +294,8 @@ export class ConversationSockets {
     const { record, paused, intake } = this.parts;
     const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, error });
     const admission = this.inOrder(early, async () => {
-      if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
+      if (!(await record.load(ref)))
+        return refuse({ type: "not_found", status: 404, message: "conversation not found" });
       // Like POST /tool-results: a request of the key (the turn it resumes was counted when sent).
       if (!(await this.admitFrame(ws, { ref, turn: false, refuse, early }))) return;
       // As POST /tool-results: with no model the turn cannot go on, so no result is taken (a later post can be).
@@ -333,11 +327,7 @@ export class ConversationSockets {
     }
     const decision = await this.takeTokens(ref.rateKey, { requests: !early, turn, tenantId: ref.tenantId });
     if (decision.ok) return true;
-    refuse({
-      type: "rate_limited",
-      message: rateLimitMessage(decision),
-      retryAfterSeconds: decision.retryAfterSeconds,
-    });
+    refuse(rateLimitedError(decision));
     return false;
   }
 
@@ -403,7 +393,8 @@ export class ConversationSockets {
     const { record, intake, paused } = this.parts;
     const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: turnId ?? null, error });
     const admission = this.inOrder(early, async () => {
-      if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
+      if (!(await record.load(ref)))
+        return refuse({ type: "not_found", status: 404, message: "conversation not found" });
       // Like POST /stop: a request of the key, checked and counted like any other frame.
       if (!(await this.admitFrame(ws, { ref, turn: false, refuse, early }))) return;
       // Not awaited inside the admission: later frames are not held up while the turn settles; a

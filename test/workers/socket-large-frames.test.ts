@@ -87,7 +87,7 @@ describe("a large websocket frame", () => {
     s.ws.send(JSON.stringify({ type: "send", content: "x".repeat(200_000), ref: "big" }));
     const second = await s.next((f) => f.type === "error" && f !== first);
     for (const refused of [first, second]) {
-      expect(refused.error).toMatchObject({ type: "rate_limited", retryAfterSeconds: 9 });
+      expect(refused.error).toMatchObject({ type: "rate_limited", status: 429, retryAfterSeconds: 9 });
       // Not read, so no turn and no ref: turnId null says no turn started.
       expect(refused.turnId).toBeNull();
       expect(refused).not.toHaveProperty("ref");

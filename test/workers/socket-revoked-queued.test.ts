@@ -47,7 +47,7 @@ describe("a socket whose key is revoked", () => {
     expect(revoked.events.at(-1)).toMatchObject({
       type: "error",
       turnId: null,
-      error: { type: "authentication_error" },
+      error: { type: "authentication_error", status: 401 },
     });
     const runningId = "turnId" in start ? start.turnId : "";
     await api("POST", `/v1/conversations/${conv}/stop`, { turnId: runningId }, { key });

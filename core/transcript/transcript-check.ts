@@ -5,9 +5,10 @@
 // citations in a user's text, a tool call before the first user message, a refusal's answered
 // call, a stop reason on a user message). Nesting is bounded per message (MAX_MESSAGE_DEPTH): each
 // block's fields as deep as any JSON body, so a tool call the platform stored imports back. The
-// blocks are stored as they came (their keys in their order), not as the schema re-emits them. The
-// first problem is named with the message's index.
+// blocks are stored as they came (their keys in their order, less a request's `cache_control`), not
+// as the schema re-emits them. The first problem is named with the message's index.
 import { z } from "zod";
+import { EMPTY_RESULT } from "../blank-text";
 import { MODEL_IMAGE_TYPES } from "../image-limits";
 import { jsonTextTooDeep, jsonValueProblem } from "../json-guard";
 import {
@@ -23,9 +24,16 @@ import { HIDDEN_OR_CONTROL, VISIBLE } from "../visible-text";
 import { checkImportedContent } from "./content-rules";
 import { MAX_METADATA_DEPTH, messageTextTooDeep, messageTooDeep } from "./message-scanner";
 
+// A prompt-caching breakpoint, as the Messages API takes one on a block (the SDK's
+// CacheControlEphemeral): checked, then dropped from the stored copy (storedBlock).
+const cacheControl = z
+  .strictObject({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() })
+  .nullable()
+  .optional();
 const text = z.strictObject({
   type: z.literal("text"),
   text: z.string(),
+  cache_control: cacheControl,
   citations: z.array(z.record(z.string(), z.unknown())).max(1_000).nullable().optional(),
 });
 // An image the Messages API fetches by address: an http(s) URL written as one, with no whitespace,
@@ -43,6 +51,7 @@ const image = z.strictObject({
     z.strictObject({ type: z.literal("base64"), media_type: z.enum(MODEL_IMAGE_TYPES), data: z.string().min(1) }),
     z.strictObject({ type: z.literal("url"), url: imageUrl }),
   ]),
+  cache_control: cacheControl,
 });
 // The Messages API's own patterns: an id or a tool name it would refuse could never be replayed, and
 // neither can break the line the Markdown export prints it on (export-format.ts).
@@ -60,12 +69,15 @@ const toolUse = z.strictObject({
   id: blockId,
   name: toolName,
   input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
 });
+// `content` is optional in the API: a result without it is stored as the empty result (storedBlock).
 const toolResult = z.strictObject({
   type: z.literal("tool_result"),
   tool_use_id: z.string().min(1).max(200),
-  content: z.union([z.string(), z.array(z.discriminatedUnion("type", [text, image]))]),
+  content: z.union([z.string(), z.array(z.discriminatedUnion("type", [text, image]))]).optional(),
   is_error: z.boolean().optional(),
+  cache_control: cacheControl,
 });
 // What a model's reply carries besides text and tool calls, kept as the API sent it (types.ts):
 // thinking is never replayed outside the turn that produced it; server tool blocks replay verbatim.
@@ -151,6 +163,21 @@ export type ImportedMessage = NewMessage & { createdAt?: string; sourceId?: stri
 export class TranscriptError extends Error {}
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * A validated block as stored, its keys in the order they came: without the `cache_control` a
+ * request may carry (stored messages never do: the replay sets its own breakpoints, core/replay.ts,
+ * and imported ones could pass the API's 4), here and in a tool_result's blocks; a tool_result
+ * without `content` gets the empty result the replay sends for a blank one (EMPTY_RESULT).
+ */
+function storedBlock(b: unknown): unknown {
+  if (!isObject(b)) return b;
+  const kept = Object.fromEntries(Object.entries(b).filter(([k]) => k !== "cache_control"));
+  if (kept.type !== "tool_result") return kept;
+  if (kept.content === undefined) kept.content = EMPTY_RESULT;
+  else if (Array.isArray(kept.content)) kept.content = kept.content.map(storedBlock);
+  return kept;
+}
 
 /**
  * jsonValueProblem for one message: each of its fields, and each content block's fields, measured
@@ -260,7 +287,10 @@ export function parseImportedMessage(
     if (j >= 0) throw new TranscriptError(`${where}.content.${j}: an image block belongs in a user message`);
   }
   const checked = checkImportedContent(m.role, {
-    content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : (given.content as ContentBlock[]),
+    content:
+      typeof m.content === "string"
+        ? [{ type: "text", text: m.content }]
+        : ((given.content as unknown[]).map(storedBlock) as ContentBlock[]),
     where,
     fromString: typeof m.content === "string",
   });

@@ -218,13 +218,13 @@ export class ConversationStore {
    * The conversation's last activity, what the listing's `updatedAt` shows and `?order=activity`
    * sorts by: when messages were last added (a turn, an import, an attachment note) or the user
    * last renamed it. Null on objects that predate it (the listing then falls back to the last message).
+   * It only moves forward: a save stamped before a rename that landed during its R2 write keeps the rename's.
    */
   activityAt(): string | null {
     return this.getKv("activity_at");
   }
-
   touchActivity(at: string): void {
-    this.setKv("activity_at", at);
+    if (at > (this.activityAt() ?? "")) this.setKv("activity_at", at);
   }
 
   /** Who the title is from: "user" once a PATCH set it, "auto" once the automatic title was tried (auto-title.ts); null before either. */

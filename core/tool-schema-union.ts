@@ -37,8 +37,10 @@ export function flattenUnion(schema: JsonSchema): ModelToolSchema {
     ...(isObj(schema.$defs) ? schema.$defs : {}),
   };
   const flat = flatten(schema, defs, 0);
-  const properties: JsonSchema = {};
-  for (const [name, variants] of flat.properties) properties[name] = merged(variants, "anyOf");
+  // Built from entries, not by assignment: an argument named `__proto__` stays a property.
+  const properties: JsonSchema = Object.fromEntries(
+    [...flat.properties].map(([name, variants]) => [name, merged(variants, "anyOf")]),
+  );
   const { oneOf: _o, anyOf: _a, allOf: _l, properties: _p, required: _r, ...rest } = schema;
   const out: JsonSchema = { ...rest, type: "object", properties };
   if (flat.required.size) out.required = [...flat.required];
@@ -196,7 +198,7 @@ function flatten(s: JsonSchema, defs: JsonSchema, depth: number): Flat {
     for (const part of parts) {
       for (const [name, variants] of part.properties) {
         // The schema's own declaration of a property always applies: it stays as it is.
-        if (own[name] !== undefined) continue;
+        if (Object.hasOwn(own, name)) continue;
         const have = flat.properties.get(name) ?? [];
         // allOf: every branch's constraint holds, kept as one allOf now (anyOf is the default at the end).
         flat.properties.set(

@@ -193,6 +193,29 @@ describe("claims that go wrong", () => {
     expect(runs[0]).toMatchObject({ status: "succeeded", attempts: 1, slot: iso(slot) });
   });
 
+  // The trigger ticks on the 5-minute marks and a run's queuedAt is its tick's time, so the tick
+  // after a claim is exactly 5 minutes later: a strict "older than 5 minutes" skipped it, and the
+  // run waited for the tick after that (10 minutes late, not 5).
+  it("sends a run whose message was lost again at the next tick on the trigger's marks, 5 minutes after its claim", async () => {
+    const T = Date.parse("2039-03-03T10:00:00Z");
+    const key = await newTenant();
+    const id = await createAutomation(key, { channel: "lost-on-mark" });
+    const down = { send: async () => {}, sendBatch: async () => Promise.reject(new Error("queue unavailable")) };
+    await expect(claimDueRuns({ ...env, AUTOMATION_QUEUE: down } as unknown as Env, T)).rejects.toThrow(
+      /queue unavailable/,
+    );
+    const [run] = await runsOf(id, key);
+    expect(run).toMatchObject({ status: "queued", attempts: 0 });
+    expect((await unsentRuns(env.DB, T + 5 * 60_000 - 1)).map((j) => j.runId)).not.toContain(run.id);
+    expect((await unsentRuns(env.DB, T + 5 * 60_000)).map((j) => j.runId)).toContain(run.id);
+    await tick(T + 5 * 60_000);
+    const runs = (await eventually(async () => {
+      const r = await runsOf(id, key);
+      return settled(r) ? r : null;
+    }, 20_000))!;
+    expect(runs[0]).toMatchObject({ id: run.id, status: "succeeded", attempts: 1 });
+  });
+
   it("keeps a schedule changed while a tick claims the row, instead of the old schedule's next slot", async () => {
     const at = Date.parse("2035-03-03T14:01:00Z");
     const key = await newTenant();

@@ -182,7 +182,7 @@ export class ConversationSockets {
       const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, ...named, error });
       return this.answered(refuse, async () => {
         if (!(await this.admitFrame(ws, { ref, turn: false, refuse, early }))) return;
-        if (!frame.ok) refuse({ type: "invalid_request", message: frame.error });
+        if (!frame.ok) refuse({ type: "invalid_request", status: 400, message: frame.error });
         else tell(ws, { type: "pong" });
       });
     }
@@ -238,7 +238,7 @@ export class ConversationSockets {
       const refused = async (...why: Parameters<SendAdmission["refuse"]>) => (await refund(), refuse(...why));
       const turn = await withAttachments({ db: this.scope.env.DB, tenantId: ref.tenantId, ids: attachments, content });
       if (turn.kind === "unknown")
-        return refused({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
+        return refused({ type: "invalid_request", status: 400, message: unknownAttachmentMessage(turn.id) });
       const input: TurnInput = {
         content: turn.content,
         activate: turn.activate,

@@ -7,8 +7,12 @@ import { z } from "zod";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the rule is about
 export const HIDDEN_OR_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
-/** A letter, digit, punctuation mark or symbol: something a reader sees. */
-export const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
+/**
+ * A letter, digit, punctuation mark or symbol: something a reader sees. Not the letters and the
+ * symbol that show nothing: the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0) and the blank
+ * Braille pattern (U+2800).
+ */
+export const VISIBLE = /(?![\u115f\u1160\u3164\uffa0\u2800])[\p{L}\p{N}\p{P}\p{S}]/u;
 
 /** The text without what HIDDEN_OR_CONTROL names. */
 export const withoutHidden = (text: string): string => text.replace(new RegExp(HIDDEN_OR_CONTROL, "g"), "");

@@ -161,6 +161,9 @@ export function outlivesCreator(creatorExpiresAt: string | null, expiresAt: stri
 /**
  * A new key for the tenant, or "limit" when it already has MAX_ACTIVE_KEYS active keys, or
  * "creator_gone" when `creatorId` (the key asking; none for the operator) is no longer active.
+ * `primary` reads at the primary (default `db`, for the binding itself): after a refused insert,
+ * whether the creator is still active is read there, as the insert did; a request's session may
+ * be on a replica that has not seen a key made a moment ago, and would call it gone.
  */
 export async function createKey(
   db: D1Database,
@@ -170,7 +173,15 @@ export async function createKey(
     expiresAt,
     creatorId = null,
     now = new Date(),
-  }: { tenantId: string; name: string | null; expiresAt: string | null; creatorId?: string | null; now?: Date },
+    primary = db,
+  }: {
+    tenantId: string;
+    name: string | null;
+    expiresAt: string | null;
+    creatorId?: string | null;
+    now?: Date;
+    primary?: D1Database;
+  },
 ): Promise<{ key: KeyRecord; apiKey: string } | "limit" | "creator_gone"> {
   const apiKey = newSecret();
   const row = await keyRow(tenantId, {
@@ -205,7 +216,7 @@ export async function createKey(
     );
   if (!inserted.meta.changes) {
     // A key once revoked or expired stays so: read after the refusal, its state is the one the insert saw.
-    if (creatorId && !(await callerIsActive(db, { tenantId, keyId: creatorId, now }))) return "creator_gone";
+    if (creatorId && !(await callerIsActive(primary, { tenantId, keyId: creatorId, now }))) return "creator_gone";
     return "limit";
   }
   return {
@@ -252,6 +263,9 @@ export type RevokeOutcome = { key: KeyRecord; revokedHash: string | null } | "no
  * Revokes the tenant's key. Revoking a revoked key changes nothing and answers it as it is.
  * Unless `allowLast`, the tenant's last active key stays: "last_key". With `callerId` (the key
  * asking; none for the operator), only while that key is active: "caller_gone" otherwise.
+ * `primary` reads at the primary (default `db`, for the binding itself): the reads after the update
+ * (the caller's state, the key's) are made there, where the update decided, not on a replica of the
+ * request's session that may not have seen a key made a moment ago.
  */
 export async function revokeKey(
   db: D1Database,
@@ -261,10 +275,18 @@ export async function revokeKey(
     allowLast,
     callerId = null,
     now = new Date(),
-  }: { tenantId: string; keyId: string; allowLast: boolean; callerId?: string | null; now?: Date },
+    primary = db,
+  }: {
+    tenantId: string;
+    keyId: string;
+    allowLast: boolean;
+    callerId?: string | null;
+    now?: Date;
+    primary?: D1Database;
+  },
 ): Promise<RevokeOutcome> {
   const nowIso = now.toISOString();
-  const callerGone = async () => !!callerId && !(await callerIsActive(db, { tenantId, keyId: callerId, now }));
+  const callerGone = async () => !!callerId && !(await callerIsActive(primary, { tenantId, keyId: callerId, now }));
   if (!isKeyId(keyId)) return (await callerGone()) ? "caller_gone" : "not_found";
   const keepsOne = allowLast
     ? undefined
@@ -280,7 +302,7 @@ export async function revokeKey(
     .returning({ keyHash: apiKeys.keyHash });
   // Nothing written by a key gone meanwhile: no answer about the key either (revoked or not).
   if (!revoked.length && (await callerGone())) return "caller_gone";
-  const key = await getKey(db, tenantId, keyId);
+  const key = await getKey(primary, tenantId, keyId);
   if (!key) return "not_found";
   if (revoked.length) return { key, revokedHash: revoked[0].keyHash };
   return key.revokedAt ? { key, revokedHash: null } : "last_key";

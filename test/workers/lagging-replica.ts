@@ -23,9 +23,9 @@ function replicaReads(real: D1Database, rewrite: (q: string) => string): D1Datab
   });
 }
 
-/** `real`, with reads of `table` (select … from "<table>" where …) empty in bookmark-started sessions. */
+/** `real`, with reads of `table` (select … from "<table>" [alias] where …) empty in bookmark-started sessions. */
 export function laggingReplica(real: D1Database, table: string): D1Database {
-  const hidden = new RegExp(`^select .* from "${table}" where`);
+  const hidden = new RegExp(`^select .* from "${table}"( "[a-z_]+")? where`);
   return replicaReads(real, (q) => (hidden.test(q) ? `${q} AND 0` : q));
 }
 

@@ -9,7 +9,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bearer, cachedKeyForHash, keyForHash } from "../../services/keys/auth";
 import { allowedMethods } from "./allowed-methods";
 import { ApiError, errorBody, unauthorized } from "./errors";
-import { adminRoutes } from "./routes/admin";
+import { adminRoutes, requireAdminToken } from "./routes/admin";
 import { automationRoutes } from "./routes/automations";
 import { channelRoutes } from "./routes/channels";
 import { conversationRoutes } from "./routes/conversations";
@@ -126,8 +126,11 @@ app.use("/v1/*", async (c, next) => {
 });
 
 app.use("/v1/*", async (c, next) => {
-  // The operator's routes check the admin token themselves, the bare prefix included.
-  if (c.req.path === "/v1/admin" || c.req.path.startsWith("/v1/admin/")) return next();
+  // The operator's routes take the admin token instead of a key, the bare prefix included.
+  if (c.req.path === "/v1/admin" || c.req.path.startsWith("/v1/admin/")) {
+    await requireAdminToken(c);
+    return next();
+  }
   const address = clientAddress(c.req.header("cf-connecting-ip"));
   const key = bearer(c.req.header("authorization"));
   if (key) {

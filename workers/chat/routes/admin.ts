@@ -1,6 +1,6 @@
 // Admin routes: tenants, their first API key and their keys after that. Authenticated by
-// ADMIN_TOKEN, not by API keys.
-import { Hono } from "hono";
+// ADMIN_TOKEN, not by API keys (requireAdminToken, which app.ts runs before the routes).
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { sessionDatabase } from "../../../services/d1-session-database";
 import { tenantExists, tenantIdNamed } from "../../../services/keys/api-keys";
@@ -15,7 +15,13 @@ import { doc } from "../openapi/registry";
 
 export const adminRoutes = new Hono<AppEnv>();
 
-adminRoutes.use("*", async (c, next) => {
+/**
+ * Refuses a request to /v1/admin (the bare prefix included) without the admin token: the 401, or
+ * the 429 of an address over its limit of failures. app.ts runs it in place of a key's check,
+ * before the request's D1 session and the query check, so a refusal carries no bookmark and is
+ * the same whatever else the request sent.
+ */
+export async function requireAdminToken(c: Context<AppEnv>): Promise<void> {
   const expected = adminToken(c.env);
   const given = bearer(c.req.header("authorization"));
   const address = clientAddress(c.req.header("cf-connecting-ip"));
@@ -27,6 +33,11 @@ adminRoutes.use("*", async (c, next) => {
     if (given) await countAuthFailure(c.env, address);
     throw unauthorized("missing or invalid admin token");
   }
+}
+
+// Again here, so no way into these routes skips it (app.ts's check is the one that answers).
+adminRoutes.use("*", async (c, next) => {
+  await requireAdminToken(c);
   await next();
 });
 

@@ -37,6 +37,9 @@ const createBody = z.strictObject({
   name: visibleText(100).optional(),
   expiresAt: z.iso
     .datetime({ offset: true })
+    // A Date keeps milliseconds: finer digits would be cut, and the key end sooner than asked (or
+    // pass its creator's expiry once cut to it). Refused, not rounded.
+    .refine((v) => !/\.\d{4}/.test(v), "at most 3 fractional digits of a second (milliseconds)")
     .transform((v) => new Date(v))
     .refine((d) => d.getTime() > Date.now(), "must be in the future")
     // Stored as an ISO string that SQL compares as text: past year 9999 it would read "+010000-…",
@@ -45,6 +48,10 @@ const createBody = z.strictObject({
     .transform((d) => d.toISOString())
     .optional(),
 });
+/** The request's reads at the primary, where a key's writes decide (d1-session-database.ts). */
+const primaryDatabase = (c: Context<AppEnv>): D1Database =>
+  sessionDatabase(c.env.DB, c.env.DB.withSession("first-primary"));
+
 /** Not revoked and not expired at `now` (ms). */
 const activeAt = (key: KeyRecord, now: number): boolean =>
   !key.revokedAt && (key.expiresAt === null || Date.parse(key.expiresAt) > now);
@@ -86,10 +93,11 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
       const { name, expiresAt } = c.req.valid("json");
       // Self-service only: the operator's requests carry no key.
       const creator = c.get("keyId");
+      // Read at the primary, as the key itself was: a replica that has not seen a key made a
+      // moment ago would have no row, and a missing row must never read as "never expires" (nor as
+      // a key gone, after an insert refused at the cap).
+      const primary = primaryDatabase(c);
       if (creator) {
-        // Read at the primary, as the key itself was: a replica that has not seen a key made a
-        // moment ago would have no row, and a missing row must never read as "never expires".
-        const primary = sessionDatabase(c.env.DB, c.env.DB.withSession("first-primary"));
         // The auth cache may still accept a key another data center revoked (or one just expired):
         // its row here says so. The insert checks it again, in the statement that writes.
         const own = await getKey(primary, tenantId, creator);
@@ -102,6 +110,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
         name: name ?? null,
         expiresAt: expiresAt ?? null,
         creatorId: creator ?? null,
+        primary,
       });
       if (created === "creator_gone") throw unauthorized();
       if (created === "limit")
@@ -155,6 +164,8 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
         allowLast: scope.mayRevokeLast,
         // A key revoked elsewhere but still in this data center's auth cache revokes nothing.
         callerId: c.get("keyId") ?? null,
+        // The key and its caller as the update saw them: a session's replica may lack a key made a moment ago.
+        primary: primaryDatabase(c),
       });
       if (outcome === "caller_gone") throw unauthorized();
       if (outcome === "not_found") throw notFound("key");

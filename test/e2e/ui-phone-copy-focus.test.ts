@@ -180,6 +180,27 @@ describe("the web UI on a phone, its Copy buttons, the model list and Load more"
     ).toBe(true);
   });
 
+  it("Search's Load more hands the focus to the last page's first hit when it is a note (no link)", async () => {
+    const word = `kbnote${Date.now()}`;
+    for (let i = 0; i < 51; i++)
+      expect((await api("POST", "/v1/memory", { text: `${word} note number ${i}` })).status).toBe(201);
+    await expect
+      .poll(async () => (await api("GET", `/v1/search?q=${word}&limit=100`)).json.data?.length ?? -1, {
+        timeout: 60_000,
+      })
+      .toBe(51);
+    const p = await signedInTab(browser(), contexts);
+    await p.evaluate((h) => (location.hash = h), `#/search?q=${word}`);
+    await p.waitForFunction(() => /match/.test(document.getElementById("search-status")?.textContent ?? ""));
+    await p.focus("#search-more");
+    await p.keyboard.press("Enter");
+    await expect.poll(() => p.locator("#search-results > li").count()).toBe(51);
+    await expect.poll(() => p.locator("#search-more:not([hidden])").count()).toBe(0);
+    await expect
+      .poll(() => p.evaluate(() => document.activeElement?.matches("#search-results > li:nth-child(51)") ?? false))
+      .toBe(true);
+  });
+
   it("History's Load more keeps the focus while pages load, then hands it to the last page's first message", async () => {
     const messages = Array.from({ length: 60 }, (_, i) => ({
       role: i % 2 ? "assistant" : "user",

@@ -88,11 +88,16 @@ export async function searchView(root, params) {
       results.append(...rows);
       shown += rows.length;
       replace(status, `${shown}${res.next ? "+" : ""} match${shown === 1 && !res.next ? "" : "es"}`);
-      // The button goes with the last page: the focus it held moves to the first hit that page brought.
+      // The button goes with the last page: the focus it held moves to the first hit that page
+      // brought, its link, or the row itself when it has none (a note, a project file's page).
       const hadFocus = document.activeElement === more;
       more.hidden = !res.next;
       more.onclick = () => load(res.next);
-      if (hadFocus && more.hidden) /** @type {HTMLElement | null} */ (rows[0]?.querySelector("a"))?.focus();
+      if (hadFocus && more.hidden && rows[0]) {
+        const link = /** @type {HTMLElement | null} */ (rows[0].querySelector("a"));
+        if (!link) rows[0].tabIndex = -1;
+        (link ?? rows[0]).focus();
+      }
     } catch (err) {
       replace(status, errorLine(plainError(err).text));
     } finally {

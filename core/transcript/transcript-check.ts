@@ -71,7 +71,8 @@ const toolUse = z.strictObject({
   input: z.record(z.string(), z.unknown()),
   cache_control: cacheControl,
 });
-// `content` is optional in the API: a result without it is stored as the empty result (storedBlock).
+// `content` is optional in the API: a result without it, or with an empty list (which the API takes
+// too), is stored as the empty result (storedBlock).
 const toolResult = z.strictObject({
   type: z.literal("tool_result"),
   tool_use_id: z.string().min(1).max(200),
@@ -80,7 +81,8 @@ const toolResult = z.strictObject({
   cache_control: cacheControl,
 });
 // What a model's reply carries besides text and tool calls, kept as the API sent it (types.ts):
-// thinking is never replayed outside the turn that produced it; server tool blocks replay verbatim.
+// thinking is never replayed outside the turn that produced it; server tool blocks replay verbatim
+// (less a request's `cache_control`, which the SDK's server tool block params all take).
 const thinking = z.strictObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().min(1) });
 const redactedThinking = z.strictObject({ type: z.literal("redacted_thinking"), data: z.string().min(1) });
 const serverToolUse = z.strictObject({
@@ -88,6 +90,7 @@ const serverToolUse = z.strictObject({
   id: blockId,
   name: toolName,
   input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
   caller: z.unknown().optional(),
 });
 const serverResult = (type: (typeof SERVER_TOOL_RESULT_TYPES)[number]) =>
@@ -95,6 +98,7 @@ const serverResult = (type: (typeof SERVER_TOOL_RESULT_TYPES)[number]) =>
     type: z.literal(type),
     tool_use_id: blockId,
     content: z.unknown(),
+    cache_control: cacheControl,
     caller: z.unknown().optional(),
   });
 const block = z.discriminatedUnion("type", [
@@ -168,13 +172,14 @@ const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
  * A validated block as stored, its keys in the order they came: without the `cache_control` a
  * request may carry (stored messages never do: the replay sets its own breakpoints, core/replay.ts,
  * and imported ones could pass the API's 4), here and in a tool_result's blocks; a tool_result
- * without `content` gets the empty result the replay sends for a blank one (EMPTY_RESULT).
+ * without `content`, or with an empty list of blocks, gets the empty result the replay sends for a
+ * blank one (EMPTY_RESULT).
  */
 function storedBlock(b: unknown): unknown {
   if (!isObject(b)) return b;
   const kept = Object.fromEntries(Object.entries(b).filter(([k]) => k !== "cache_control"));
   if (kept.type !== "tool_result") return kept;
-  if (kept.content === undefined) kept.content = EMPTY_RESULT;
+  if (kept.content === undefined || (Array.isArray(kept.content) && !kept.content.length)) kept.content = EMPTY_RESULT;
   else if (Array.isArray(kept.content)) kept.content = kept.content.map(storedBlock);
   return kept;
 }

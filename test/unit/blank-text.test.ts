@@ -87,9 +87,13 @@ describe("imported transcripts", () => {
         content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "text", text: " " }] }],
       }),
     ).toThrow("messages[2].content.0.content.0.text: must contain non-whitespace text");
-    expect(parse({ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [] }] })).toThrow(
-      "messages[2].content.0.content: must hold at least one block",
-    );
+    // An empty list, as no content at all, is the API's empty result: imported as the replay sends it.
+    expect(
+      parseImportedMessage(
+        JSON.stringify({ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [] }] }),
+        "messages[2]",
+      )!.content,
+    ).toEqual([{ type: "tool_result", tool_use_id: "t", content: EMPTY_RESULT }]);
   });
 
   it("leaves out an assistant's blank text blocks (as a saved reply does), refusing a message left empty", () => {

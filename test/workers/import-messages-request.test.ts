@@ -93,8 +93,49 @@ const noResultContent = {
   ],
 };
 
+// A server tool's call and result take a breakpoint too (the SDK's ServerToolUseBlockParam and
+// WebSearchToolResultBlockParam: `cache_control?: CacheControlEphemeral | null`).
+const serverCached = {
+  model: "claude-sonnet-5-5",
+  max_tokens: 200,
+  tools: [{ type: "web_search_20250305", name: "web_search" }],
+  messages: [
+    { role: "user", content: "search" },
+    {
+      role: "assistant",
+      content: [
+        {
+          type: "server_tool_use",
+          id: "srvtoolu_1",
+          name: "web_search",
+          input: { query: "q" },
+          cache_control: { type: "ephemeral", ttl: "1h" },
+        },
+        {
+          type: "web_search_tool_result",
+          tool_use_id: "srvtoolu_1",
+          content: [],
+          cache_control: { type: "ephemeral" },
+        },
+        { type: "text", text: "done" },
+      ],
+    },
+    { role: "user", content: "thanks" },
+  ],
+};
+
+// An empty list of result blocks, which the API takes as it takes a result without content.
+const emptyResultContent = {
+  ...noResultContent,
+  messages: noResultContent.messages.map((m, i) =>
+    i === 2 ? { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [] }] } : m,
+  ),
+};
+
 it.each([
   ["cache_control on text, tool_use, tool_result and a result's block", cached],
+  ["cache_control on a server tool's call and result", serverCached],
+  ["a tool_result whose content is an empty list", emptyResultContent],
   ["cache_control on images, in a result and beside it", cachedImages],
   ["a tool_result without content", noResultContent],
 ] as const)(
@@ -116,12 +157,26 @@ it.each([
   },
 );
 
-it("stores a tool_result without content as the empty result", { timeout: 60_000 }, async () => {
+it.each([
+  ["without content", noResultContent],
+  ["whose content is an empty list", emptyResultContent],
+] as const)("stores a tool_result %s as the empty result", { timeout: 60_000 }, async (_label, body) => {
   const key = await newTenant();
-  const imported = await importText(JSON.stringify(noResultContent), key);
+  const imported = await importText(JSON.stringify(body), key);
   expect(imported.status, imported.text).toBe(201);
   const [, , results] = await transcript(imported.json.id, key);
   expect(results.content).toEqual([{ type: "tool_result", tool_use_id: "toolu_1", content: EMPTY_RESULT }]);
+});
+
+it("keeps a server tool's blocks as they came, less cache_control", { timeout: 60_000 }, async () => {
+  const key = await newTenant();
+  const imported = await importText(JSON.stringify(serverCached), key);
+  expect(imported.status, imported.text).toBe(201);
+  const [, reply] = await transcript(imported.json.id, key);
+  expect(JSON.stringify(reply.content.slice(0, 2))).toBe(
+    '[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}},' +
+      '{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}]',
+  );
 });
 
 it("keeps the blocks' other keys in their order when it drops cache_control", { timeout: 60_000 }, async () => {

@@ -129,7 +129,9 @@ function withRefsKept(flat: JsonSchema, original: JsonSchema): JsonSchema {
           delete target.$defs;
           delete target.definitions;
         }
-        defs[name] = target;
+        // Defined, not assigned: a definition named `__proto__` stays a definition (`defs[name] = …`
+        // would set the prototype, and the ref would point nowhere).
+        Object.defineProperty(defs, name, { value: target, enumerable: true, writable: true, configurable: true });
         pending.push({ node: target, kind: kindAt(tokens) });
       }
       node.$ref = `#/$defs/${name}`;
@@ -177,7 +179,8 @@ function resolve(s: unknown, defs: JsonSchema, depth: number): JsonSchema | null
   let node = s;
   for (let i = 0; i <= MAX_DEPTH && isObj(node) && typeof node.$ref === "string"; i++) {
     const m = /^#\/(?:\$defs|definitions)\/([^/]+)$/.exec(node.$ref);
-    if (!m || !isObj(defs[m[1]])) return null;
+    // Own definitions only: "#/$defs/__proto__" with no such definition is dangling, not Object.prototype.
+    if (!m || !Object.hasOwn(defs, m[1]) || !isObj(defs[m[1]])) return null;
     node = defs[m[1]];
   }
   return isObj(node) && depth <= MAX_DEPTH ? node : null;

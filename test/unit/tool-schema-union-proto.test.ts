@@ -32,3 +32,32 @@ describe("a union's argument named __proto__", () => {
     expect(keys(schema).sort()).toEqual(["__proto__", "a", "c"]);
   });
 });
+
+describe("a definition named __proto__", () => {
+  it("that a branch defines stays where the flattened ref points", () => {
+    const { schema } = modelToolSchema(
+      parsed(
+        '{"oneOf":[{"type":"object","$defs":{"__proto__":{"type":"string","maxLength":5}},' +
+          '"properties":{"x":{"$ref":"#/oneOf/0/$defs/__proto__"}},"required":["x"]},' +
+          '{"type":"object","properties":{"y":{"type":"integer"}},"required":["y"]}]}',
+      ),
+    );
+    const ref = (schema.properties as Record<string, { $ref: string }>).x.$ref;
+    const defs = (schema.$defs ?? {}) as Record<string, unknown>;
+    const name = ref.replace("#/$defs/", "");
+    expect(Object.hasOwn(defs, name)).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(defs, name)?.value).toEqual({ type: "string", maxLength: 5 });
+  });
+
+  it("that no schema defines is a dangling ref, dropped as any other is", () => {
+    const flattened = (name: string) =>
+      modelToolSchema(
+        parsed(
+          `{"oneOf":[{"$ref":"#/$defs/${name}"},{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}]}`,
+        ),
+      );
+    const proto = flattened("__proto__");
+    expect(proto.schema.required).toEqual(["a"]);
+    expect(JSON.stringify(proto)).toBe(JSON.stringify(flattened("nothere")));
+  });
+});

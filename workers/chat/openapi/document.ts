@@ -221,7 +221,7 @@ export function openApiDocument(routes: RouterRoute[]): Json {
       headers: {
         RequestId: {
           description:
-            "This request's id, on every answer (JSON, errors, SSE streams, a websocket upgrade's 101; not the web UI's static files): the edge's cf-ray when the request came through Cloudflare, else a fresh `req_…` id. A request-id the client sends is never taken. Every JSON error body carries it as `request_id`: quote it when reporting a failed call.",
+            "This request's id, on every answer (JSON, errors, SSE streams, a websocket upgrade's 101; not the web UI's static files): the edge's cf-ray when the request came through Cloudflare, else a fresh `req_…` id. A request-id the client sends is never taken. Error bodies keep their one shape (no id in them): quote this header when reporting a failed call.",
           schema: { type: "string" },
         },
         D1Bookmark: {

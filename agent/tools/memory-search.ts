@@ -62,7 +62,19 @@ function describeHit(h: SearchHit, where: { n: number; current: string; activeTo
   const read = JSON.stringify({ conversation_id: h.conversationId, message_id: h.id });
   // A message a regenerate replaced is kept, but the person threw that version away: never quoted as standing.
   const replaced = h.superseded ? " (replaced by a regenerated reply)" : "";
-  return `${n}. ${place}, seq ${h.seq} (${h.role}, ${day})${replaced}: ${h.snippet}\n   full text: conversation_read ${read}`;
+  return `${n}. ${place}, seq ${h.seq} (${whose(h)}, ${day})${replaced}: ${h.snippet}\n   full text: conversation_read ${read}`;
+}
+
+/**
+ * Whose words a message hit holds, from its `from`: its transcript role says `user` for a message
+ * that carries tool results, or a sub-agent's task, though no person typed it, and the model must
+ * not credit the person with them. The person's and the assistant's read "user" and "assistant".
+ */
+function whose(h: SearchHit): string {
+  if (h.from === "tool") return "a tool's result or a sub-agent's task, not the person's words";
+  if (h.from === "person") return "user";
+  if (h.from === "assistant") return "assistant";
+  return h.role ?? "unknown";
 }
 
 /** The most characters of a hit's snippet shown: the cortex's snippet counts tokens, and a token may be any length. */

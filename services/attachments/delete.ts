@@ -8,7 +8,7 @@
 // swept next, with the bytes, the index, the copy and the pages; the tombstone goes last. A delete
 // cut short anywhere (a 5xx, a crash) leaves the row or its tombstone, and running it again
 // (`attachmentToDelete` finds either) completes it: every step is safe to repeat.
-import { and, eq } from "drizzle-orm";
+import { and, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
 import { attachmentPrefix } from "../../r2-layout";
@@ -56,6 +56,37 @@ export async function purgeAttachment(
   await cortex.purgeAttachment(row.tenantId, id);
   await db.delete(attachments).where(mine(retiredId(id)));
   return cortex.written;
+}
+
+/** A delete takes seconds: a tombstone older than this was left by one cut short and never repeated. */
+export const CUT_SHORT_DELETE_MS = 60 * 60_000;
+
+/**
+ * Completes the deletes cut short (a 5xx, a crash) that nobody repeated: every tombstone older than
+ * CUT_SHORT_DELETE_MS at `now`, up to `limit`, purged again (the cron trigger's). One failure is
+ * logged and left for the next tick. Answers how many were completed.
+ */
+export async function finishCutShortDeletes(env: Env, { now, limit }: { now: number; limit: number }): Promise<number> {
+  const rows = await drizzle(env.DB)
+    .select()
+    .from(attachments)
+    .where(
+      and(
+        eq(attachments.status, "deleting"),
+        lt(attachments.updatedAt, new Date(now - CUT_SHORT_DELETE_MS).toISOString()),
+      ),
+    )
+    .limit(limit);
+  let finished = 0;
+  for (const row of rows) {
+    try {
+      await purgeAttachment(env, row);
+      finished++;
+    } catch (err) {
+      console.error("a delete cut short not completed; the next tick retries", row.id, err);
+    }
+  }
+  return finished;
 }
 
 /** Every attachment of the tenant's conversation or project, purged a page at a time. */

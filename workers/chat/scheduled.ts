@@ -1,11 +1,13 @@
 // The cron trigger: every tick closes abandoned automation runs, sends again claimed runs never
 // started (their message may have been lost), and claims a page of due
 // automation slots (fanned out through the automation queue, which also carries the claim of any
-// further pages), sweeps expired websocket tickets, abandoned uploads, imports' staging a dead
+// further pages), sweeps expired websocket tickets, abandoned uploads, attachment deletes cut short
+// and never repeated (services/attachments/delete.ts), imports' staging a dead
 // request left behind, tenant-wide exports past their retention and conversation create keys past
 // their 24 hours, and rolls closed days of the
 // corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
+import { finishCutShortDeletes } from "../../services/attachments/delete";
 import { claimOpenUpload, deleteClaimedUpload, staleUploads, type UploadRef } from "../../services/attachments/store";
 import { claimDueRuns, closeAbandonedRuns, sendRuns, unsentRuns } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
@@ -25,6 +27,7 @@ export async function runScheduled(
   closed: number;
   resent: number;
   uploadsSwept: number;
+  deletesFinished: number;
   importsSwept: number;
   exportsSwept: number;
   corpusDaysRolled: number;
@@ -37,6 +40,7 @@ export async function runScheduled(
     resent,
     runs,
     uploadsSwept,
+    deletesFinished,
     importsSwept,
     exportsSwept,
     corpusDaysRolled,
@@ -47,6 +51,7 @@ export async function runScheduled(
     resendUnsentRuns(env, now),
     claimDueRuns(env, now),
     sweepAbandonedUploads(env, now),
+    finishCutShortDeletes(env, { now, limit: 200 }),
     sweepStagedImports(env.BUCKET, { now, limit: 200 }),
     sweepExpiredExports(env.DB, env.BUCKET, { now }),
     rollUpCorpusDays(env, now),
@@ -58,6 +63,7 @@ export async function runScheduled(
     resent,
     ...runs,
     uploadsSwept,
+    deletesFinished,
     importsSwept,
     exportsSwept,
     corpusDaysRolled,

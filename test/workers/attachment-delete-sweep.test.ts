@@ -8,17 +8,8 @@ import { attachmentPrefix } from "../../r2-layout";
 import { CUT_SHORT_DELETE_MS, finishCutShortDeletes, purgeAttachment } from "../../services/attachments/delete";
 import { getAttachmentRow, insertAttachment } from "../../services/attachments/store";
 import { newRow } from "../../workers/chat/routes/attachments";
+import { flakyBucket } from "./delete-faults";
 import { createConversation, newTenantWithId } from "./helpers";
-
-/** The bucket, but its deletes throw. */
-const failingDeletes = (): R2Bucket =>
-  new Proxy(env.BUCKET, {
-    get(target, prop) {
-      if (prop === "delete") return async () => Promise.reject(new Error("injected: R2 delete failed"));
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
 
 const tombstoneOf = (id: string) =>
   env.DB.prepare("SELECT id, status, updated_at AS updatedAt FROM attachments WHERE id LIKE ?")
@@ -33,7 +24,7 @@ describe("an attachment delete cut short that nobody repeats", () => {
     await insertAttachment(env.DB, row);
     await env.BUCKET.put(row.r2Key, "bytes of an upload cut off");
     // The delete turns the row into its tombstone, then R2 fails: cut short.
-    const bucket = failingDeletes();
+    const bucket = flakyBucket({ on: true });
     await expect(purgeAttachment(Object.create(env, { BUCKET: { value: bucket } }), row)).rejects.toThrow(/injected/);
     const tombstone = (await tombstoneOf(row.id))!;
     expect(tombstone).toMatchObject({ status: "deleting" });

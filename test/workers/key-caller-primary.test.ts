@@ -10,26 +10,10 @@ import { apiKeys } from "../../db/schema";
 import { keyRow, MAX_ACTIVE_KEYS, newSecret } from "../../services/keys/api-keys";
 import { app } from "../../workers/chat/app";
 import { api, newTenantWithId } from "./helpers";
+import { laggingReplica } from "./lagging-replica";
 
 /** Reads of api_keys, aliased or not, see no rows in bookmark-started sessions (a replica behind the new keys). */
-function lagging(real: D1Database): D1Database {
-  const hidden = /^select .* from "api_keys"( "[a-z_]+")? where/;
-  return new Proxy(real, {
-    get(target, prop) {
-      if (prop !== "withSession") return Reflect.get(target, prop).bind(target);
-      return (start?: string) => {
-        const session = target.withSession(start);
-        if (start === "first-primary" || start === "first-unconstrained" || start === undefined) return session;
-        return new Proxy(session, {
-          get(s, p) {
-            if (p !== "prepare") return Reflect.get(s, p).bind(s);
-            return (q: string) => s.prepare(hidden.test(q) ? `${q} AND 0` : q);
-          },
-        });
-      };
-    },
-  });
-}
+const lagging = (real: D1Database): D1Database => laggingReplica(real, "api_keys");
 
 async function call(req: { method: string; path: string; key: string; bookmark: string; body?: unknown }) {
   const ctx = createExecutionContext();

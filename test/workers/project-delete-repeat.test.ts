@@ -1,81 +1,20 @@
 // A project DELETE cut short after its row went (a 5xx): repeating it completes it, removing what
 // landed while the first ran (a file, a tool), and another tenant's DELETE of the id sweeps nothing.
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { attachmentPrefix } from "../../r2-layout";
-import { app } from "../../workers/chat/app";
+import { deleteThrough, flakyBucket, watchedDb } from "./delete-faults";
 import { api, newTenantWithId, r2KeysUnder, send } from "./helpers";
-
-const TERMINAL = new Set(["run", "all", "first", "raw"]);
 
 /**
  * D1 whose `DELETE FROM "projects"` first runs `before()` (something landing while the delete
  * runs), and whose statements matching `failing.sql` throw while it is set (a D1 outage).
  */
-function hookedDb(real: D1Database, hooks: { before: () => Promise<void>; failing: { sql: RegExp | null } }) {
-  const wrap = (s: D1PreparedStatement, sql: string): D1PreparedStatement =>
-    new Proxy(s, {
-      get(t, prop) {
-        const v: unknown = Reflect.get(t, prop);
-        if (prop === "bind") return (...a: unknown[]) => wrap(t.bind(...a), sql);
-        if (typeof prop !== "string" || !TERMINAL.has(prop) || typeof v !== "function")
-          return typeof v === "function" ? v.bind(t) : v;
-        return async (...a: unknown[]) => {
-          if (/^delete from "projects"/i.test(sql)) await hooks.before();
-          if (hooks.failing.sql?.test(sql)) throw new Error("injected: D1 statement failed");
-          return v.apply(t, a);
-        };
-      },
-    });
-  const session = (s: D1DatabaseSession): D1DatabaseSession =>
-    new Proxy(s, {
-      get(st, p) {
-        if (p === "prepare") return (q: string) => wrap(st.prepare(q), q);
-        const v: unknown = Reflect.get(st, p);
-        return typeof v === "function" ? v.bind(st) : v;
-      },
-    });
-  return new Proxy(real, {
-    get(t, prop) {
-      if (prop === "prepare") return (q: string) => wrap(t.prepare(q), q);
-      if (prop === "withSession") return (start?: string) => session(t.withSession(start));
-      const v: unknown = Reflect.get(t, prop);
-      return typeof v === "function" ? v.bind(t) : v;
-    },
+const hookedDb = (real: D1Database, hooks: { before: () => Promise<void>; failing: { sql: RegExp | null } }) =>
+  watchedDb(real, async (sql) => {
+    if (/^delete from "projects"/i.test(sql)) await hooks.before();
+    if (hooks.failing.sql?.test(sql)) throw new Error("injected: D1 statement failed");
   });
-}
-
-/** R2 whose deletes fail (a transient R2 outage) while `failing.on` is set. */
-function flakyBucket(failing: { on: boolean }): R2Bucket {
-  return new Proxy(env.BUCKET, {
-    get(t, prop) {
-      if (prop === "delete")
-        return async (keys: string | string[]) => {
-          if (failing.on) throw new Error("injected: R2 delete failed");
-          return t.delete(keys);
-        };
-      const v: unknown = Reflect.get(t, prop, t);
-      return typeof v === "function" ? v.bind(t) : v;
-    },
-  });
-}
-
-/** The first DELETE, through the app with `db` and `bucket` in place of the real bindings. */
-async function deleteThrough(opts: { id: string; key: string; db: D1Database; bucket: R2Bucket }): Promise<number> {
-  const ctx = createExecutionContext();
-  const res = await app.fetch(
-    new Request(`http://chat.test/v1/projects/${opts.id}`, {
-      method: "DELETE",
-      headers: { authorization: `Bearer ${opts.key}` },
-    }),
-    { ...env, DB: opts.db, BUCKET: opts.bucket },
-    ctx,
-  );
-  await res.text();
-  await waitOnExecutionContext(ctx);
-  return res.status;
-}
 
 const registerTool = async (key: string, projectId: string) => {
   const r = await api(
@@ -110,7 +49,9 @@ describe("DELETE /v1/projects/:id cut short after the project row went", () => {
         r2.on = true; // then R2 fails for a moment
       },
     });
-    expect(await deleteThrough({ id: proj, key, db, bucket: flakyBucket(r2) })).toBeGreaterThanOrEqual(500);
+    expect(
+      await deleteThrough({ path: `/v1/projects/${proj}`, key, db, bucket: flakyBucket(r2) }),
+    ).toBeGreaterThanOrEqual(500);
     r2.on = false;
     expect(lateFile).not.toBe("");
 
@@ -146,7 +87,9 @@ describe("DELETE /v1/projects/:id cut short after the project row went", () => {
         failing.sql = /^delete from "(tools|mcp_servers)"/i; // then D1 fails for a moment
       },
     });
-    expect(await deleteThrough({ id: proj, key, db, bucket: env.BUCKET })).toBeGreaterThanOrEqual(500);
+    expect(await deleteThrough({ path: `/v1/projects/${proj}`, key, db, bucket: env.BUCKET })).toBeGreaterThanOrEqual(
+      500,
+    );
     failing.sql = null;
     expect((await api("GET", `/v1/tools/${lateTool}`, undefined, { key })).status).toBe(200);
 

@@ -61,21 +61,32 @@ const msg = (tenantId: string, refId: string, role: string, body: string): Corte
 });
 
 describe("searchCortexPage: `from` on every path", () => {
+  // A document's id is its kind and ref id, unique in the shard as real ref ids are: this run's own
+  // ref ids, so no other file's fixed ids (another tenant's "msg_asst") share a row with these.
+  const run = Date.now().toString(36);
+  const ids = {
+    person: `msg_person_${run}`,
+    asst: `msg_asst_${run}`,
+    tool: `msg_tool_${run}`,
+    refusedPerson: `msg_refused_person_${run}`,
+    refusedTool: `msg_refused_tool_${run}`,
+    note: `note_${run}`,
+  };
   const docs = (t: string) => [
-    msg(t, "msg_person", "user", "quillfen marrow"),
-    msg(t, "msg_asst", "assistant", "quillfen sorrel"),
-    msg(t, "msg_tool", "tool", "quillfen tallow"),
-    msg(t, "msg_refused_person", refusedRole("user"), "quillfen burrow"),
-    msg(t, "msg_refused_tool", refusedRole("tool"), "quillfen furrow"),
-    note(t, "note_1", "quillfen hollow"),
+    msg(t, ids.person, "user", "quillfen marrow"),
+    msg(t, ids.asst, "assistant", "quillfen sorrel"),
+    msg(t, ids.tool, "tool", "quillfen tallow"),
+    msg(t, ids.refusedPerson, refusedRole("user"), "quillfen burrow"),
+    msg(t, ids.refusedTool, refusedRole("tool"), "quillfen furrow"),
+    note(t, ids.note, "quillfen hollow"),
   ];
   const expected = {
-    msg_person: ["user", "person"],
-    msg_asst: ["assistant", "assistant"],
-    msg_tool: ["user", "tool"],
-    msg_refused_person: ["user", "person"],
-    msg_refused_tool: ["user", "tool"],
-    note_1: [null, null],
+    [ids.person]: ["user", "person"],
+    [ids.asst]: ["assistant", "assistant"],
+    [ids.tool]: ["user", "tool"],
+    [ids.refusedPerson]: ["user", "person"],
+    [ids.refusedTool]: ["user", "tool"],
+    [ids.note]: [null, null],
   };
   const byId = (hits: { id: string; role: string | null; from?: string | null }[]) =>
     Object.fromEntries(hits.map((h) => [h.id, [h.role, h.from]]));

@@ -36,7 +36,10 @@ it("semantic hits: the assistant discount must not lift a less similar assistant
   expect(user && assistant).toBeTruthy();
   const cu = dot(qv, hashedEmbedding(user!));
   const ca = dot(qv, hashedEmbedding(assistant!));
-  await upsertDocs(db, [msg(t, "msg_user", "user", user!), msg(t, "msg_asst", "assistant", assistant!)]);
+  // Ref ids of this run's own: a document's id is its kind and ref id, unique in the shard (as real
+  // ref ids are), so another file's fixed "msg_asst" would share its row.
+  const [userId, asstId] = [`msg_user_${t}`, `msg_asst_${t}`];
+  await upsertDocs(db, [msg(t, userId, "user", user!), msg(t, asstId, "assistant", assistant!)]);
   const page = await searchCortexPage(db, t, {
     q,
     limit: 5,
@@ -45,5 +48,5 @@ it("semantic hits: the assistant discount must not lift a less similar assistant
   expect(cu).toBeGreaterThan(ca);
   expect(ca / 3).toBeGreaterThan(cu);
   // The user message is more similar and undiscounted: it must rank first.
-  expect(page.hits.map((h) => h.id)).toEqual(["msg_user", "msg_asst"]);
+  expect(page.hits.map((h) => h.id)).toEqual([userId, asstId]);
 });

@@ -2,7 +2,7 @@
 // the files by name and facts only; content always comes through the attachment tools.
 import { and, count, desc, eq, gt, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { attachments, mcpServers, projects, tenants, tools } from "../db/schema";
+import { attachments, projects, tenants } from "../db/schema";
 import { noteText } from "./attachments/formats/format";
 import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
@@ -249,37 +249,20 @@ export async function deleteProject(env: Env, tenantId: string, projectId: strin
 /**
  * Completes the delete of a project whose row is gone but which a DELETE cut short after that (a
  * `5xx`) left things of: sweeps the tenant's files, tools and MCP servers naming the id. False when
- * nothing of the tenant names it (an unknown id, another tenant's, a delete already complete). An id
+ * nothing of the tenant named it (an unknown id, another tenant's, a delete already complete). An id
  * is never reused, so what names it belonged to that deleted project (an upload that outlived the
  * row and failed to remove itself included).
  */
 export async function finishProjectDelete(env: Env, tenantId: string, projectId: string): Promise<boolean> {
-  const d = drizzle(env.DB);
-  const left = await Promise.all([
-    d
-      .select({ id: attachments.id })
-      .from(attachments)
-      .where(and(eq(attachments.tenantId, tenantId), eq(attachments.projectId, projectId)))
-      .limit(1),
-    d
-      .select({ id: tools.id })
-      .from(tools)
-      .where(and(eq(tools.tenantId, tenantId), eq(tools.projectId, projectId)))
-      .limit(1),
-    d
-      .select({ id: mcpServers.id })
-      .from(mcpServers)
-      .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.projectId, projectId)))
-      .limit(1),
-  ]);
-  if (!left.some((rows) => rows.length)) return false;
-  await sweepProject(env, tenantId, projectId);
-  return true;
+  return (await sweepProject(env, tenantId, projectId)) > 0;
 }
 
-/** What names a project besides its row: its MCP servers, tools and files (bytes, pages, rows). */
-async function sweepProject(env: Env, tenantId: string, projectId: string): Promise<void> {
-  await deleteProjectMcpServers(env.DB, tenantId, projectId);
-  await deleteProjectTools(env.DB, tenantId, projectId);
-  await purgeAttachmentsOf(env, tenantId, { projectId });
+/**
+ * What names a project besides its row: its MCP servers, tools and files (bytes, pages, rows), each
+ * removed; answers how many there were.
+ */
+async function sweepProject(env: Env, tenantId: string, projectId: string): Promise<number> {
+  const servers = await deleteProjectMcpServers(env.DB, tenantId, projectId);
+  const tools = await deleteProjectTools(env.DB, tenantId, projectId);
+  return servers + tools + (await purgeAttachmentsOf(env, tenantId, { projectId }));
 }

@@ -267,10 +267,12 @@ export async function deleteMcpServer(db: D1Database, tenantId: string, id: stri
 }
 
 /** A deleted project takes its MCP servers with it (their sealed headers included). */
-export async function deleteProjectMcpServers(db: D1Database, tenantId: string, projectId: string): Promise<void> {
-  await drizzle(db)
+/** Deletes the project's MCP servers; answers how many there were. */
+export async function deleteProjectMcpServers(db: D1Database, tenantId: string, projectId: string): Promise<number> {
+  const result = await drizzle(db)
     .delete(mcpServers)
     .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.projectId, projectId)));
+  return result.meta.changes;
 }
 
 export const cachedTools = (row: McpServerRow): McpToolEntry[] => JSON.parse(row.tools) as McpToolEntry[];

@@ -240,10 +240,12 @@ export async function deleteTool(db: D1Database, tenantId: string, id: string): 
 }
 
 /** A project's tools go with it (its conversations stay, and must not keep seeing them). */
-export async function deleteProjectTools(db: D1Database, tenantId: string, projectId: string): Promise<void> {
-  await drizzle(db)
+/** Deletes the project's tools; answers how many there were. */
+export async function deleteProjectTools(db: D1Database, tenantId: string, projectId: string): Promise<number> {
+  const result = await drizzle(db)
     .delete(tools)
     .where(and(eq(tools.tenantId, tenantId), eq(tools.projectId, projectId)));
+  return result.meta.changes;
 }
 
 /** What the API shows of a tool: never a header value, never the sealed text. */

@@ -1,5 +1,6 @@
 // Admin routes: tenants, their first API key and their keys after that. Authenticated by
-// ADMIN_TOKEN, not by API keys (requireAdminToken, which app.ts runs before the routes).
+// ADMIN_TOKEN, not by API keys: requireAdminToken, which app.ts's authentication runs for every
+// /v1/admin path (these routes are mounted there only), as it checks a key for the other routes.
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { sessionDatabase } from "../../../services/d1-session-database";
@@ -34,12 +35,6 @@ export async function requireAdminToken(c: Context<AppEnv>): Promise<void> {
     throw unauthorized("missing or invalid admin token");
   }
 }
-
-// Again here, so no way into these routes skips it (app.ts's check is the one that answers).
-adminRoutes.use("*", async (c, next) => {
-  await requireAdminToken(c);
-  await next();
-});
 
 const tenantBody = z.strictObject({
   name: z

@@ -3,35 +3,12 @@
 // earlier time when the write finished: the conversation renamed last listed below one renamed
 // before it, and a client paging one pass of `?order=activity` saw it twice.
 import { describe, expect, it } from "vitest";
-import { api, eventually, inConversation, newTenant, send } from "./helpers";
+import { api, eventually, newTenant, send } from "./helpers";
+import { holdObjectPut } from "./hold-supersede-write";
 
 /** Holds the R2 write of the conversation's next assistant message until `release`. */
-async function holdReplyWrite(conversationId: string) {
-  let held = false;
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  await inConversation(conversationId, (instance) => {
-    const bucket = new Proxy(instance.env.BUCKET, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
-        return async (key: string, body: string, options?: R2PutOptions) => {
-          if (!held && typeof body === "string" && key.includes("/messages/") && body.includes('"role":"assistant"')) {
-            held = true;
-            await gate;
-          }
-          return target.put(key, body, options);
-        };
-      },
-    });
-    Object.defineProperty(instance, "env", {
-      value: Object.create(instance.env, { BUCKET: { value: bucket } }),
-      configurable: true,
-      writable: true,
-    });
-  });
-  return { reached: eventually(async () => held || null), release };
-}
+const holdReplyWrite = (conversationId: string) =>
+  holdObjectPut(conversationId, (key, body) => key.includes("/messages/") && body.includes('"role":"assistant"'));
 
 interface Row {
   id: string;

@@ -1,9 +1,11 @@
-// A regenerate appends the prompt's copy (R2, then the index) and only then writes the head that
-// marks the replaced exchange superseded. Tests of what readers see in between hold that write.
+// Holding one R2 write of a live conversation object until the test lets it go, to see what readers
+// see meanwhile. A regenerate appends the prompt's copy (R2, then the index) and only then writes
+// the head that marks the replaced exchange superseded (holdSupersedeHeadWrite); a turn's reply is
+// written to R2 before the object's activity is touched.
 import { eventually, inConversation } from "./helpers";
 
-/** Holds the live object's head write that carries a `superseded` mark until `release`. */
-export async function holdSupersedeHeadWrite(conversationId: string) {
+/** Holds the live object's R2 puts that `matches` until `release`; `reached` once the first is held. */
+export async function holdObjectPut(conversationId: string, matches: (key: string, body: string) => boolean) {
   let held = false;
   const reached = eventually(async () => held || null);
   let release!: () => void;
@@ -14,7 +16,7 @@ export async function holdSupersedeHeadWrite(conversationId: string) {
         const value = Reflect.get(target, prop);
         if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
         return async (key: string, body: string, options?: R2PutOptions) => {
-          if (typeof body === "string" && key.endsWith("head.json") && body.includes('"superseded"')) {
+          if (typeof body === "string" && matches(key, body)) {
             held = true;
             await gate;
           }
@@ -30,3 +32,7 @@ export async function holdSupersedeHeadWrite(conversationId: string) {
   });
   return { reached, release };
 }
+
+/** Holds the live object's head write that carries a `superseded` mark until `release`. */
+export const holdSupersedeHeadWrite = (conversationId: string) =>
+  holdObjectPut(conversationId, (key, body) => key.endsWith("head.json") && body.includes('"superseded"'));

@@ -5,10 +5,10 @@
 // never matched a real tool result (services/cortex/search-index.ts hitFrom).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type CortexDoc, refusedRole, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
+import { refusedRole, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
 import { shardDatabase, shardNames } from "../../services/cortex/routing";
 import { cortexFusionFor } from "../../services/semantic/select";
-import { note } from "../cortex-docs";
+import { message, note } from "../cortex-docs";
 import { api, eventually, newTenant } from "./helpers";
 
 const hitsFor = async (key: string, q: string) =>
@@ -49,17 +49,6 @@ describe("GET /v1/search: whose words a message hit holds", () => {
   });
 });
 
-const msg = (tenantId: string, refId: string, role: string, body: string): CortexDoc => ({
-  tenantId,
-  kind: "message",
-  refId,
-  conversationId: `conv_${refId}`,
-  seq: 1,
-  role,
-  createdAt: "2026-01-01T00:00:00.000Z",
-  body,
-});
-
 describe("searchCortexPage: `from` on every path", () => {
   // A document's id is its kind and ref id, unique in the shard as real ref ids are: this run's own
   // ref ids, so no other file's fixed ids (another tenant's "msg_asst") share a row with these.
@@ -73,11 +62,11 @@ describe("searchCortexPage: `from` on every path", () => {
     note: `note_${run}`,
   };
   const docs = (t: string) => [
-    msg(t, ids.person, "user", "quillfen marrow"),
-    msg(t, ids.asst, "assistant", "quillfen sorrel"),
-    msg(t, ids.tool, "tool", "quillfen tallow"),
-    msg(t, ids.refusedPerson, refusedRole("user"), "quillfen burrow"),
-    msg(t, ids.refusedTool, refusedRole("tool"), "quillfen furrow"),
+    message(t, ids.person, "user", "quillfen marrow"),
+    message(t, ids.asst, "assistant", "quillfen sorrel"),
+    message(t, ids.tool, "tool", "quillfen tallow"),
+    message(t, ids.refusedPerson, refusedRole("user"), "quillfen burrow"),
+    message(t, ids.refusedTool, refusedRole("tool"), "quillfen furrow"),
     note(t, ids.note, "quillfen hollow"),
   ];
   const expected = {

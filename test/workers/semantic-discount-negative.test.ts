@@ -4,20 +4,10 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { dot, hashedEmbedding } from "../../core/hashed-embedding";
-import { type CortexDoc, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
+import { searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
 import { shardDatabase, shardNames } from "../../services/cortex/routing";
 import { cortexFusionFor } from "../../services/semantic/select";
-
-const msg = (tenantId: string, refId: string, role: string, body: string): CortexDoc => ({
-  tenantId,
-  kind: "message",
-  refId,
-  conversationId: `conv_${refId}`,
-  seq: 1,
-  role,
-  createdAt: "2026-01-01T00:00:00.000Z",
-  body,
-});
+import { message } from "../cortex-docs";
 
 it("semantic hits: the assistant discount must not lift a less similar assistant message above a user's", async () => {
   const db = shardDatabase(env, shardNames(env)[0]);
@@ -39,7 +29,7 @@ it("semantic hits: the assistant discount must not lift a less similar assistant
   // Ref ids of this run's own: a document's id is its kind and ref id, unique in the shard (as real
   // ref ids are), so another file's fixed "msg_asst" would share its row.
   const [userId, asstId] = [`msg_user_${t}`, `msg_asst_${t}`];
-  await upsertDocs(db, [msg(t, userId, "user", user!), msg(t, asstId, "assistant", assistant!)]);
+  await upsertDocs(db, [message(t, userId, "user", user!), message(t, asstId, "assistant", assistant!)]);
   const page = await searchCortexPage(db, t, {
     q,
     limit: 5,

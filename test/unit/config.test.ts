@@ -1,8 +1,10 @@
 // The wiring the runtime relies on but no handler can see: the queue's retries and dead-letter
 // queue, the summarizer's route to the Durable Object, the static assets' routing, and append-only
-// DO migrations.
+// DO migrations, and the production environment's bindings and variables, which wrangler does not
+// inherit from the top level.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { unstable_readConfig } from "wrangler";
 
 const root = new URL("../..", import.meta.url).pathname;
 const chat = readFileSync(`${root}wrangler.toml`, "utf8");
@@ -29,5 +31,19 @@ describe("wrangler configs", () => {
   });
   it("declare the Durable Object class as a SQLite class in a migration", () => {
     expect(chat).toMatch(/new_sqlite_classes = \["ConversationDO"\]/);
+  });
+  it("declare production's bindings and variables as the top level does, AI and Vectorize in production only", () => {
+    const read = (config: string, env?: string) =>
+      unstable_readConfig({ config: `${root}${config}`, env }, { hideWarnings: true });
+    const top = read("wrangler.toml");
+    const production = read("wrangler.toml", "production");
+    for (const key of ["durable_objects", "d1_databases", "r2_buckets", "queues", "vars", "triggers"] as const)
+      expect(production[key], key).toEqual(top[key]);
+    expect(top.ai).toBeUndefined();
+    expect(top.vectorize).toEqual([]);
+    expect(production.ai?.binding).toBe("AI");
+    expect(production.vectorize.map((v: { binding: string }) => v.binding)).toEqual(["VECTORIZE"]);
+    // A variable set in one worker's config and not the other's would split a turn from its folds.
+    expect(read("workers/summarizer/wrangler.toml").vars).toEqual(production.vars);
   });
 });

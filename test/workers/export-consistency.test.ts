@@ -3,12 +3,14 @@
 // not only messages); a regenerate or a new turn during an export stays out of it; a tenant-wide
 // export file (several conversations) is refused by the one-conversation import, naming the line,
 // with nothing staged left behind; and the export of a conversation with no messages imports back
-// as an empty conversation.
+// as an empty conversation; a fold that commits while it is written stays out of its fold history.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { conversationPrefix, stagedImportMarkerPrefix, tenantPrefix } from "../../r2-layout";
 import { exportText } from "../../services/transfer/export-format";
+import { runFoldJob } from "../../workers/summarizer/fold";
 import { exportSourceFor } from "../../workers/chat/export-source";
+import { leasedFold, scriptedReply } from "./fold-scripted";
 import {
   api,
   importText,
@@ -211,5 +213,64 @@ describe("the export of a conversation with no messages", () => {
     const r = await importText(metadataOnly, key, TYPES.jsonl);
     expect(r.status, r.text).toBe(400);
     expect(r.json.error?.message).toBe("messages: none; a transcript needs at least one message");
+  });
+});
+
+/** `db`, whose first statement on the fold history (memory_episodes) runs `before` first. */
+function beforeEpisodesRead(db: D1Database, before: () => Promise<void>): D1Database {
+  let fired = false;
+  const statement = (stmt: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(stmt, {
+      get(target, prop) {
+        const v: unknown = Reflect.get(target, prop);
+        if (typeof v !== "function") return v;
+        if (prop === "bind") return (...a: unknown[]) => statement(target.bind(...a));
+        if (!["run", "all", "raw", "first"].includes(String(prop)))
+          return (v as (...x: unknown[]) => unknown).bind(target);
+        return async (...a: unknown[]) => {
+          if (!fired) {
+            fired = true;
+            await before();
+          }
+          return (v as (...x: unknown[]) => Promise<unknown>).apply(target, a);
+        };
+      },
+    });
+  return new Proxy(db, {
+    get(t, prop) {
+      if (prop === "prepare")
+        return (sql: string) => (/memory_episodes/i.test(sql) ? statement(t.prepare(sql)) : t.prepare(sql));
+      const v: unknown = Reflect.get(t, prop);
+      return typeof v === "function" ? (v as (...x: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+}
+
+describe("an export during a fold's commit", () => {
+  it("lists no fold episode past the summary of the head it read", async () => {
+    const job = await leasedFold();
+    const id = job.conversationId;
+    const commitFold = async () => {
+      const { client } = scriptedReply("SUMMARY OF THE EARLY TOPICS.", "end_turn");
+      expect((await runFoldJob(job, env, { client })).applied).toBe(true);
+      await eventually(async () => {
+        const row = await env.DB.prepare("SELECT count(*) AS n FROM memory_episodes WHERE conversation_id = ?")
+          .bind(id)
+          .first<{ n: number }>();
+        return (row?.n ?? 0) > 0 || null;
+      });
+    };
+    const source = await exportSourceFor(
+      { ...env, DB: beforeEpisodesRead(env.DB, commitFold) },
+      { tenantId: "dev", conversationId: id },
+    );
+    const conversation = source?.conversation as { summary: string | null; summarizedThroughMessage: number | null };
+    expect(conversation.summary).toBeNull();
+    expect(source?.episodes).toEqual([]);
+    // The next export is the moment after the fold: its summary and its episode together.
+    const after = await exportSourceFor(env, { tenantId: "dev", conversationId: id });
+    if (!after) throw new Error("the conversation is gone");
+    const through = (after.conversation as { summarizedThroughMessage: number }).summarizedThroughMessage;
+    expect(after.episodes.map((e) => [e.throughSeq, e.summary])).toEqual([[through, "SUMMARY OF THE EARLY TOPICS."]]);
   });
 });

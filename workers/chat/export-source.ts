@@ -25,11 +25,14 @@ export async function exportSourceFor(
   const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId));
   const view = await stub.getMeta(ref);
   if (!view) return null;
+  // The fold history up to the head's summary: a fold that commits while the export is written
+  // lists its episode in D1 after the head was read, and stays out of this moment as its summary does.
+  const through = view.summarizedThroughMessage ?? 0;
   const episodes: ExportEpisode[] = [];
   for (let before: string | undefined; ; ) {
     const rows = await listEpisodes(env.DB, { tenantId, limit: PAGE, conversationId, before });
     episodes.push(
-      ...rows.map((r) => ({
+      ...rows.filter((r) => r.throughSeq <= through).map((r) => ({
         id: r.id,
         foldJobId: r.foldJobId,
         throughSeq: r.throughSeq,

@@ -264,13 +264,16 @@ describe("an export during a fold's commit", () => {
       { ...env, DB: beforeEpisodesRead(env.DB, commitFold) },
       { tenantId: "dev", conversationId: id },
     );
-    const conversation = source?.conversation as { summary: string | null; summarizedThroughMessage: number | null };
+    const conversation = source?.conversation as unknown as {
+      summary: string | null;
+      summarizedThroughMessage: number | null;
+    };
     expect(conversation.summary).toBeNull();
     expect(source?.episodes).toEqual([]);
     // The next export is the moment after the fold: its summary and its episode together.
     const after = await exportSourceFor(env, { tenantId: "dev", conversationId: id });
     if (!after) throw new Error("the conversation is gone");
-    const through = (after.conversation as { summarizedThroughMessage: number }).summarizedThroughMessage;
+    const through = (after.conversation as unknown as { summarizedThroughMessage: number }).summarizedThroughMessage;
     expect(after.episodes.map((e) => [e.throughSeq, e.summary])).toEqual([[through, "SUMMARY OF THE EARLY TOPICS."]]);
   });
 });

@@ -42,10 +42,22 @@ export function modelParams(
   };
 }
 
+/**
+ * The most a web fetch puts into the context: the API truncates the fetched content to it, a PDF's
+ * included (docs web-fetch-tool, "max_content_tokens"). The chars estimate weighs a fetched PDF by
+ * it (render.ts fetchedDocumentTokens).
+ */
+export const WEB_FETCH_MAX_CONTENT_TOKENS = 20_000;
+
 /** Server tool versions offered: the direct ones, with no code-execution container behind them. */
 const SERVER_TOOL_SPECS: Record<ServerToolName, ServerToolSpec> = {
   web_search: { type: "web_search_20250305", name: "web_search", max_uses: 5 },
-  web_fetch: { type: "web_fetch_20250910", name: "web_fetch", max_uses: 5, max_content_tokens: 20_000 },
+  web_fetch: {
+    type: "web_fetch_20250910",
+    name: "web_fetch",
+    max_uses: 5,
+    max_content_tokens: WEB_FETCH_MAX_CONTENT_TOKENS,
+  },
 };
 
 export function serverToolSpecs(names: readonly ServerToolName[], entry: ModelEntry): ServerToolSpec[] {

@@ -1,5 +1,6 @@
 // Text renderings of stored messages: what the cortex indexes and what conversation_read pages
 // through. A single-block message renders as that block's own text, byte for byte.
+import { WEB_FETCH_MAX_CONTENT_TOKENS } from "./model-params";
 import type { ContentBlock, ServerToolResultBlock, StoredMessage, ToolResultBlock } from "./types";
 
 export function toolResultText(block: ToolResultBlock): string {
@@ -113,9 +114,59 @@ export function messageChars(message: Pick<StoredMessage, "content">): number {
     else if (b.type === "thinking") n += b.thinking.length + b.signature.length;
     else if (b.type === "redacted_thinking") n += b.data.length;
     else if (b.type === "text" || b.type === "tool_result" || b.type === "image") n += blockText(b).length;
-    else n += JSON.stringify(b.content).length;
+    else n += serverResultChars(b);
   }
   return n;
+}
+
+/**
+ * Chars a token of a fetched PDF weighs: 1.5, the most any catalog model's chars per token comes to
+ * (models/lookup.ts charsPerTokenFor, 1.5 / tokenizerRatio), so the allowance is never lighter than
+ * the tokens the API counts for it on any model.
+ */
+const FETCHED_DOCUMENT_CHARS_PER_TOKEN = 1.5;
+
+/**
+ * The base64 data of the PDF a web fetch returned, or null for any other server tool result. The
+ * API returns a fetched PDF as a document with a base64 source (docs web-fetch-tool: "For PDF
+ * documents, the content will be returned as base64-encoded data"), a web page as text.
+ */
+export function fetchedDocumentData(block: ServerToolResultBlock): string | null {
+  if (block.type !== "web_fetch_tool_result") return null;
+  const result = block.content as { content?: { type?: unknown; source?: { type?: unknown; data?: unknown } } } | null;
+  const source = result?.content?.type === "document" ? result.content.source : undefined;
+  return source?.type === "base64" && typeof source.data === "string" ? source.data : null;
+}
+
+/**
+ * The tokens the API counts for a fetched PDF of `base64Length` chars of base64: its bytes (3/4 of
+ * the base64) at 4 bytes a token, the rule of the web fetch docs' own figures ("a research paper
+ * PDF (500kB) ≈ 125,000 tokens", 10kB page ≈ 2,500), and never more than the max_content_tokens the
+ * request asks (the API truncates the fetched content to it).
+ */
+export function fetchedDocumentTokens(base64Length: number): number {
+  const bytes = Math.floor((base64Length * 3) / 4);
+  return Math.min(WEB_FETCH_MAX_CONTENT_TOKENS, Math.ceil(bytes / 4));
+}
+
+/** A server tool result's JSON with a fetched PDF's base64 data left out: its readable part. */
+export function serverResultReadable(block: ServerToolResultBlock): string {
+  const data = fetchedDocumentData(block);
+  return JSON.stringify(block.content, (key, value) => (key === "data" && value === data ? "" : value));
+}
+
+/**
+ * What a server tool's result weighs: its JSON, as it replays; a fetched PDF its readable part plus
+ * an allowance for the tokens the API counts for the document (fetchedDocumentTokens), never the
+ * length of its base64, which is up to 50 times what the API counts.
+ */
+function serverResultChars(block: ServerToolResultBlock): number {
+  const data = fetchedDocumentData(block);
+  if (data === null) return JSON.stringify(block.content).length;
+  return (
+    serverResultReadable(block).length +
+    Math.ceil(fetchedDocumentTokens(data.length) * FETCHED_DOCUMENT_CHARS_PER_TOKEN)
+  );
 }
 
 /** The shape of an attachment's reference note (services/attachments/note.ts). */

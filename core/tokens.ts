@@ -13,7 +13,9 @@
 import { Tiktoken } from "js-tiktoken/lite";
 import cl100kBase from "js-tiktoken/ranks/cl100k_base";
 import { fnvLanes } from "./ids";
+import { fetchedDocumentData, fetchedDocumentTokens, serverResultReadable } from "./render";
 import { wholeAt } from "./text-cut";
+import type { ServerToolResultBlock } from "./types";
 
 /** Fixed cost of an image (or binary document) block: images are billed by pixels, not text. */
 export const IMAGE_TOKENS = 1_600;
@@ -163,12 +165,22 @@ export function countBlockTokens(block: CountableBlock): number {
       // Binary/URL documents: same flat stand-in as an image (real PDFs cost per page).
       return IMAGE_TOKENS;
     }
-    default: {
-      // Unknown block kinds still occupy context; their JSON is a deterministic proxy.
-      const { cache_control: _ignored, ...rest } = b;
-      return countTokens(JSON.stringify(rest));
+    case "web_fetch_tool_result": {
+      // A fetched PDF: what the API counts for it (bytes / 4, at most max_content_tokens), not its base64.
+      const fetched = b as unknown as ServerToolResultBlock;
+      const data = fetchedDocumentData(fetched);
+      if (data === null) return countTokens(JSON.stringify(withoutMarker(b)));
+      return countTokens(serverResultReadable(fetched)) + fetchedDocumentTokens(data.length);
     }
+    default:
+      // Unknown block kinds still occupy context; their JSON is a deterministic proxy.
+      return countTokens(JSON.stringify(withoutMarker(b)));
   }
+}
+
+function withoutMarker(block: LooseBlock): Record<string, unknown> {
+  const { cache_control: _ignored, ...rest } = block;
+  return rest;
 }
 
 /** Tokens of the system prompt, string or text blocks. */
@@ -197,7 +209,8 @@ export function countMessageTokens(message: CountableMessage): number {
  *
  * where a block is: text → its text; tool_use → name + JSON(input);
  * tool_result → its string content or Σ its inner blocks; image → IMAGE_TOKENS;
- * anything else → JSON of the block.
+ * web_fetch_tool_result holding a PDF → its JSON without the base64 + the PDF's bytes / 4, at most
+ * max_content_tokens (render.ts fetchedDocumentTokens); anything else → JSON of the block.
  */
 export function countRequestTokens(request: CountableRequest): number {
   const tools = (request.tools ?? []).reduce((sum, tool) => sum + countToolTokens(tool), 0);

@@ -143,21 +143,78 @@ export function citedAnswer(query: string, hits: readonly SearchHit[]): Block[] 
   return blocks;
 }
 
-/** server_tool_use + web_fetch_tool_result holding the page as a text document. */
+/** The words of a fetched PDF: a few KB of prose, from the address alone. */
+const PDF_TEXT_CHARS = 3_000;
+const PDF_LINE_CHARS = 90;
+
+/** `text` cut into lines of at most `width` chars, at spaces. */
+function lines(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) out.push(line);
+  return out;
+}
+
+/**
+ * A small, valid PDF 1.4 holding `text` on one page (catalog, pages, page, content stream, font, a
+ * cross-reference table with the objects' byte offsets, trailer): the same bytes for the same text.
+ * Returned as base64, the way the API returns a fetched PDF.
+ */
+export function pdfBase64(text: string): string {
+  const pdfString = (line: string) => line.replace(/[\\()]/g, (c) => `\\${c}`).replace(/[^\x20-\x7e]/g, "?");
+  const shown = lines(text, PDF_LINE_CHARS)
+    .map((line) => `(${pdfString(line)}) Tj T*`)
+    .join("\n");
+  const stream = `BT\n/F1 10 Tf\n12 TL\n56 760 Td\n${shown}\nET`;
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+  ];
+  let pdf = "%PDF-1.4\n";
+  const offsets: number[] = [];
+  objects.forEach((body, k) => {
+    offsets.push(pdf.length);
+    pdf += `${k + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const offset of offsets) pdf += `${String(offset).padStart(10, "0")} 00000 n \n`;
+  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  // Every char is ASCII, so each is one byte and btoa takes the string as it is.
+  return btoa(pdf);
+}
+
+/** Whether a fetched address is a PDF: its path ends in .pdf (query and fragment aside). */
+const isPdfUrl = (url: string): boolean => /\.pdf$/i.test(url.split(/[?#]/)[0]);
+
+/**
+ * server_tool_use + web_fetch_tool_result holding the page as a text document, or, for an address
+ * ending in .pdf, the PDF as a document with a base64 source, as the API returns one (docs
+ * web-fetch-tool: "For PDF documents, the content will be returned as base64-encoded data"). The
+ * text returned is what the page or PDF says, for the answer to quote.
+ */
 export function webFetch(
   url: string,
   { tool, replyId, n }: { tool: WireTool; replyId: string; n: number },
 ): { blocks: Block[]; text: string } {
   const id = `srvtoolu_${idFrom(`${replyId}:fetch:${n}`)}`;
-  const heading = `Page at ${url}`;
-  const text = pageText(url, heading);
+  const pdf = isPdfUrl(url);
+  const heading = `${pdf ? "Paper" : "Page"} at ${url}`;
+  const text = pdf ? `${heading}. ${prose(PDF_TEXT_CHARS, url)}` : pageText(url, heading);
   const citations = (tool.citations as { enabled?: boolean } | null | undefined)?.enabled ? { enabled: true } : null;
-  const document = {
-    type: "document",
-    source: { type: "text", media_type: "text/plain", data: text },
-    title: heading,
-    citations,
-  };
+  const source = pdf
+    ? { type: "base64", media_type: "application/pdf", data: pdfBase64(text) }
+    : { type: "text", media_type: "text/plain", data: text };
+  const document = { type: "document", source, title: heading, citations };
   return {
     blocks: [
       { type: "server_tool_use", id, name: "web_fetch", input: { url }, caller: DIRECT },

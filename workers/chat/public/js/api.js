@@ -63,6 +63,47 @@ function failure(res, text, signedIn = true) {
   return err;
 }
 
+/** What a request that could not reach the server says, in every view. */
+const UNREACHABLE = "Can't reach the server. Check your connection and try again.";
+
+/**
+ * Sends a request with the key and gives back its answer once it is a success; the one path every
+ * call takes, so each failure reads the same: a network drop is a `network_error`, an error body
+ * that is not JSON (a proxy's HTML page) an `http_error` of its status, and a refused signed-in key
+ * (401) signs out. For a body or an answer that is not JSON (a file streamed up, a download).
+ * @param {string} method
+ * @param {string} path
+ * @param {{ body?: BodyInit, type?: string, accept?: string, key?: string }} [opts] `type`: the body's
+ *   content type; `key` defaults to the signed-in key
+ * @returns {Promise<Response>}
+ */
+export async function send(method, path, { body, type, accept, key = session.key ?? "" } = {}) {
+  /** @type {Record<string, string>} */
+  const headers = { authorization: `Bearer ${key}` };
+  if (accept) headers.accept = accept;
+  if (type) headers["content-type"] = type;
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body, cache: "no-store" });
+  } catch {
+    throw new ApiError(0, "network_error", UNREACHABLE);
+  }
+  if (!res.ok) throw failure(res, await res.text().catch(() => ""), key === session.key);
+  return res;
+}
+
+/**
+ * Reads a successful answer's body, a drop while it arrives read as any other network error.
+ * @template T @param {Promise<T>} reading @returns {Promise<T>}
+ */
+export async function received(reading) {
+  try {
+    return await reading;
+  } catch {
+    throw new ApiError(0, "network_error", UNREACHABLE);
+  }
+}
+
 /**
  * @param {string} method
  * @param {string} path
@@ -70,22 +111,13 @@ function failure(res, text, signedIn = true) {
  * @param {string} [key] defaults to the signed-in key
  */
 export async function api(method, path, body, key = session.key ?? "") {
-  /** @type {Record<string, string>} */
-  const headers = { authorization: `Bearer ${key}`, accept: "application/json" };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  let res;
-  try {
-    res = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      cache: "no-store",
-    });
-  } catch {
-    throw new ApiError(0, "network_error", "Can't reach the server. Check your connection and try again.");
-  }
-  const text = await res.text();
-  if (!res.ok) throw failure(res, text, key === session.key);
+  const res = await send(method, path, {
+    body: body === undefined ? undefined : JSON.stringify(body),
+    type: body === undefined ? undefined : "application/json",
+    accept: "application/json",
+    key,
+  });
+  const text = await received(res.text());
   return text ? JSON.parse(text) : null;
 }
 

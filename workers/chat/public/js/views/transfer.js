@@ -1,19 +1,18 @@
 // Import and export: a transcript file becomes a new conversation (streamed by the browser
 // straight into POST /v1/conversations/import), a conversation downloads as JSON, JSONL or
 // Markdown, and "Export all" runs the tenant-wide export job and downloads its file when done.
-import { ApiError, api, session } from "../api.js";
+import { ApiError, api, plainError, received, send } from "../api.js";
 import { h, replace } from "../dom.js";
 import { conversationsChanged } from "../prefs.js";
 import { errorLine } from "../render.js";
 
-/** @param {string} path @returns {Promise<Blob>} */
+/**
+ * A file the API answers with, through api.js's one request path (a refused key signs out, a drop
+ * reads as one). @param {string} path @returns {Promise<Blob>}
+ */
 async function authorizedBlob(path) {
-  const res = await fetch(path, { headers: { authorization: `Bearer ${session.key ?? ""}` }, cache: "no-store" });
-  if (!res.ok) {
-    const body = await res.json().catch(() => null);
-    throw new ApiError(res.status, body?.error?.type ?? "http_error", body?.error?.message ?? `HTTP ${res.status}`);
-  }
-  return res.blob();
+  const res = await send("GET", path);
+  return received(res.blob());
 }
 
 /** Saves a blob under a file name (the key travels in a header, so a plain link cannot do this). @param {Blob} blob @param {string} name */
@@ -36,7 +35,7 @@ export function importPanel() {
       accept: ".json,.jsonl,.ndjson,application/json",
     })
   );
-  const status = h("div", { id: "import-status" });
+  const status = h("div", { id: "import-status", role: "status" });
   const form = h(
     "form",
     { class: "panel", id: "import-form" },
@@ -70,22 +69,17 @@ export function importPanel() {
       .slice(0, 200);
     const title = named || "Imported conversation";
     try {
-      const res = await fetch(`/v1/conversations/import?title=${encodeURIComponent(title)}`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${session.key ?? ""}`,
-          "content-type": jsonl ? "application/x-ndjson" : "application/json",
-        },
+      const res = await send("POST", `/v1/conversations/import?title=${encodeURIComponent(title)}`, {
         body: chosen,
+        type: jsonl ? "application/x-ndjson" : "application/json",
+        accept: "application/json",
       });
-      const body = await res.json();
-      if (!res.ok)
-        throw new ApiError(res.status, body?.error?.type ?? "http_error", body?.error?.message ?? `HTTP ${res.status}`);
+      const body = await received(res.json());
       // The sidebar lists the new conversation.
       conversationsChanged();
       location.hash = `#/c/${body.id}/history`;
     } catch (err) {
-      replace(status, errorLine(err));
+      replace(status, errorLine(plainError(err).text));
     } finally {
       importing = false;
       button.removeAttribute("aria-disabled");
@@ -116,7 +110,7 @@ export function exportControls(id) {
         `${id}.${ext}`,
       );
     } catch (err) {
-      replace(status, errorLine(err));
+      replace(status, errorLine(plainError(err).text));
     }
   });
   return h("span", { class: "export-controls" }, format, button, status);
@@ -124,12 +118,19 @@ export function exportControls(id) {
 
 /** Runs the tenant-wide export job and downloads its file once done. */
 export function exportAllButton() {
-  const status = h("span", { id: "export-all-status", class: "muted" });
+  const status = h("span", { id: "export-all-status", class: "muted", role: "status" });
   const button = /** @type {HTMLButtonElement} */ (
     h("button", { type: "button", class: "secondary", id: "export-all" }, "Export all")
   );
+  /**
+   * One job at a time: a second press while one runs would start another. aria-disabled, not
+   * disabled: a disabled button would drop the keyboard focus to the top of the page.
+   */
+  let exporting = false;
   button.addEventListener("click", async () => {
-    button.disabled = true;
+    if (exporting) return;
+    exporting = true;
+    button.setAttribute("aria-disabled", "true");
     try {
       let job = await api("POST", "/v1/exports");
       while (job.status === "queued" || job.status === "running") {
@@ -137,13 +138,20 @@ export function exportAllButton() {
         await new Promise((r) => setTimeout(r, 1000));
         job = await api("GET", `/v1/exports/${job.id}`);
       }
-      if (job.status !== "done") throw new ApiError(500, "export_failed", job.error ?? "the export failed");
+      if (job.status !== "done")
+        throw new ApiError(0, "export_failed", `The export failed: ${job.error ?? "try again."}`);
       save(await authorizedBlob(job.download), `${job.id}.jsonl`);
-      replace(status, `Exported ${job.conversations} conversations.`);
+      replace(status, `Exported ${job.conversations} conversation${job.conversations === 1 ? "" : "s"}.`);
     } catch (err) {
-      replace(status, errorLine(err));
+      // A 404 here is the job or its file, gone (deleted, expired), not a conversation.
+      const gone = err instanceof ApiError && err.type === "not_found";
+      replace(
+        status,
+        errorLine(gone ? "The export is gone (deleted or expired). Run Export all again." : plainError(err).text),
+      );
     } finally {
-      button.disabled = false;
+      exporting = false;
+      button.removeAttribute("aria-disabled");
     }
   });
   return h("span", null, button, " ", status);

@@ -82,7 +82,7 @@ const SAMPLES: {
       }),
     )!,
     kind: "spreadsheet",
-    says: "sheets: Budget (1 rows x 2 columns)",
+    says: "sheets: Budget (1 row x 2 columns)",
   },
   {
     name: "brief.docx",
@@ -90,7 +90,7 @@ const SAMPLES: {
     bytes: docx,
     format: FORMATS.find((f) => f.kind === "document")!,
     kind: "document",
-    says: "1 paragraphs",
+    says: "1 paragraph",
   },
   {
     name: "data.csv",
@@ -122,7 +122,7 @@ const SAMPLES: {
     bytes: () => strToU8("plain words with no telling name\n"),
     format: FORMATS.find((f) => f.kind === "text")!,
     kind: "text",
-    says: "1 lines",
+    says: "1 line",
   },
 ];
 

@@ -50,7 +50,7 @@ describe("an attachment's note", () => {
     expect(many.length).toBeLessThan(1000);
     expect(many).toMatch(/and \d+ more/);
     expect(note({ sheets: [{ name: "Budget", rows: 1, columns: 2 }] })).toContain(
-      "sheets: Budget (1 rows x 2 columns)",
+      "sheets: Budget (1 row x 2 columns)",
     );
   });
 

@@ -93,6 +93,9 @@ export interface AttachmentFormat<Kind extends string = string> {
 /** A number as the note writes it: 12,345. */
 export const count = (x: number) => x.toLocaleString("en-US");
 
+/** `x` with its unit, singular for one: "1 line", "2,048 lines". */
+export const counted = (x: number, unit: string) => `${count(x)} ${unit}${x === 1 ? "" : "s"}`;
+
 /**
  * Text from the file or its uploader (its name, a PDF's title) inside the note the model takes as
  * the platform's: on one line, without the characters that could close the <attachment> block or

@@ -1,5 +1,5 @@
 // The document format (DOCX): the paragraph count for the note; text read from a character offset.
-import { count, type AttachmentFormat } from "../format";
+import { type AttachmentFormat, counted } from "../format";
 import { DOCX_TYPE } from "../shared/magic";
 import { docxText } from "./docx";
 
@@ -10,7 +10,7 @@ export const docxFormat = {
   keepsKindWhenUnreadable: true,
   tools: ["document_read"],
   note: (f, { arg }) => ({
-    facts: f.paragraphs !== undefined ? [`${count(f.paragraphs)} paragraphs`] : [],
+    facts: f.paragraphs !== undefined ? [counted(f.paragraphs, "paragraph")] : [],
     how: `Read it with document_read {${arg}}.`,
   }),
   read: docxText,

@@ -1,6 +1,6 @@
 // The PDF format: page count, title and encryption from the cross-reference data; page ranges read
 // by the own parser, with pdf.js as the fallback.
-import { count, noteText, type AttachmentFormat } from "../format";
+import { type AttachmentFormat, counted, noteText } from "../format";
 import { hasPdfHeaderNear } from "../shared/magic";
 import { probePdf, readPdfPages } from "./read";
 
@@ -33,7 +33,7 @@ export const pdfFormat = {
   tools: ["pdf_info", "pdf_read", "pdf_search"],
   note(f, { arg, tier }) {
     const facts: string[] = [];
-    if (f.pageCount !== undefined) facts.push(`${count(f.pageCount)} pages`);
+    if (f.pageCount !== undefined) facts.push(counted(f.pageCount, "page"));
     if (f.pdfTitle) facts.push(`title "${noteText(f.pdfTitle)}"`);
     if (f.encrypted && !f.passwordRequired) facts.push("encrypted");
     if (f.passwordRequired) facts.push("encrypted; ask the user for the password");

@@ -2,7 +2,7 @@
 // Sheet and column names are the file's own words inside the note the model takes as the
 // platform's (a project's file rides every prompt of the project): each escaped and cut, the list
 // cut too, so a header can neither close the block nor fill the prompt.
-import { count, noteText, type AttachmentFormat } from "../format";
+import { type AttachmentFormat, count, counted, noteText } from "../format";
 
 export const SPREADSHEET_TOOLS = ["spreadsheet_read"] as const;
 
@@ -28,10 +28,10 @@ export const spreadsheetNote: AttachmentFormat["note"] = (f, { arg }) => {
   const facts: string[] = [];
   if (f.sheets?.length)
     facts.push(
-      `sheets: ${nameList(f.sheets.map((s) => `${noteText(s.name, NAME_MAX)} (${count(s.rows)} rows x ${s.columns} columns)`))}`,
+      `sheets: ${nameList(f.sheets.map((s) => `${noteText(s.name, NAME_MAX)} (${counted(s.rows, "row")} x ${counted(s.columns, "column")})`))}`,
     );
   if (f.columns?.length)
-    facts.push(`${count(f.rows ?? 0)} rows; columns: ${nameList(f.columns.map((c) => noteText(c, NAME_MAX)))}`);
+    facts.push(`${counted(f.rows ?? 0, "row")}; columns: ${nameList(f.columns.map((c) => noteText(c, NAME_MAX)))}`);
   return {
     facts,
     how: `Read rows with spreadsheet_read {${arg},"rows":"1-50"}${f.sheets?.length ? ` (add "sheet")` : ""}.`,

@@ -1,5 +1,5 @@
 // The text format: any file that reads as text, addressed by line through a sparse line index.
-import { count, type AttachmentFormat } from "../format";
+import { type AttachmentFormat, counted } from "../format";
 import { isProbablyText, readLines } from "./line-index";
 
 export const textFormat = {
@@ -16,7 +16,7 @@ export const textFormat = {
   keepsKindWhenUnreadable: false,
   tools: ["file_read"],
   note(f, { arg, tier }) {
-    const facts = f.lines !== undefined ? [`${count(f.lines)} lines`] : [];
+    const facts = f.lines !== undefined ? [counted(f.lines, "line")] : [];
     if (f.encoding)
       facts.push(`encoded in ${f.encoding === "windows-1252" ? "Windows-1252" : f.encoding.toUpperCase()}`);
     const how =

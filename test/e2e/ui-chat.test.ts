@@ -217,15 +217,15 @@ describe("the chat", () => {
       `<a href="${href}" target="_blank" rel="noopener noreferrer nofollow">${text}</a>`;
     const wiki = "https://en.wikipedia.org/wiki/Foo_(bar)";
     expect(html).toEqual([
-      `<h3 class="md-h">Learning C#</h3>`,
-      `<h3 class="md-h">Closed heading</h3>`,
-      "<p><strong><em>bold italic</em></strong></p>",
-      "<p>Use *args or <code>**kwargs</code> in Python</p>",
-      "<p><del>old <code>a~~b</code> new</del></p>",
-      "<p><em>see <code>x</code> here</em></p>",
-      `<p>${link(wiki, "Foo")} and ${link(wiki, wiki)}.</p>`,
-      `<p>(see ${link("https://example.com/a", "https://example.com/a")})</p>`,
-      "<p>a private-use \uE0007\uE001 pair stays text</p>",
+      `<h3 class="md-h" dir="auto">Learning C#</h3>`,
+      `<h3 class="md-h" dir="auto">Closed heading</h3>`,
+      "<p dir=\"auto\"><strong><em>bold italic</em></strong></p>",
+      "<p dir=\"auto\">Use *args or <code>**kwargs</code> in Python</p>",
+      "<p dir=\"auto\"><del>old <code>a~~b</code> new</del></p>",
+      "<p dir=\"auto\"><em>see <code>x</code> here</em></p>",
+      `<p dir="auto">${link(wiki, "Foo")} and ${link(wiki, wiki)}.</p>`,
+      `<p dir="auto">(see ${link("https://example.com/a", "https://example.com/a")})</p>`,
+      "<p dir=\"auto\">a private-use \uE0007\uE001 pair stays text</p>",
     ]);
   });
 

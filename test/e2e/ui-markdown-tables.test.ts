@@ -37,29 +37,29 @@ async function render(text: string): Promise<{ whole: string; streamed: string }
 }
 
 const TABLE =
-  '<div class="table-wrap" tabindex="0" role="region" aria-label="table"><table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table></div>';
+  '<div class="table-wrap" tabindex="0" role="region" aria-label="table"><table dir="ltr"><thead><tr><th dir="auto">a</th><th dir="auto">b</th></tr></thead><tbody><tr><td dir="auto">1</td><td dir="auto">2</td></tr></tbody></table></div>';
 
 describe("a table with no blank line before it", () => {
   it("after a paragraph line: the paragraph, then the table", async () => {
     const { whole, streamed } = await render("Here is the comparison:\n| a | b |\n|---|---|\n| 1 | 2 |");
-    expect(whole).toBe(`<p>Here is the comparison:</p>${TABLE}`);
+    expect(whole).toBe(`<p dir="auto">Here is the comparison:</p>${TABLE}`);
     expect(streamed).toBe(whole);
   });
 
   it("after a list item: the list, then the table", async () => {
     const { whole, streamed } = await render("- one\n- two\n| a | b |\n|---|---|\n| 1 | 2 |");
-    expect(whole).toBe(`<ul><li>one</li><li>two</li></ul>${TABLE}`);
+    expect(whole).toBe(`<ul><li dir="auto">one</li><li dir="auto">two</li></ul>${TABLE}`);
     expect(streamed).toBe(whole);
   });
 
   it("with text after it: paragraph, table, paragraph", async () => {
     const { whole, streamed } = await render("Compare:\n| a | b |\n|---|---|\n| 1 | 2 |\n\nThat is all.");
-    expect(whole).toBe(`<p>Compare:</p>${TABLE}<p>That is all.</p>`);
+    expect(whole).toBe(`<p dir="auto">Compare:</p>${TABLE}<p dir="auto">That is all.</p>`);
     expect(streamed).toBe(whole);
   });
 
   it("a line with a pipe followed by a rule of another width is no table: the rule underlines it (setext)", async () => {
     const { whole } = await render("Pick one:\nred | blue | green\n---");
-    expect(whole).toBe('<h3 class="md-h">Pick one:<br>red | blue | green</h3>');
+    expect(whole).toBe('<h3 class="md-h" dir="auto">Pick one:<br>red | blue | green</h3>');
   });
 });

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 
 const render = (text: string) => md.renderMarkdown(new FakeElement("div"), text).innerHTML;
-const paragraph = (text: string) => `<p>${escapeHtml(text.trim())}</p>`;
+const paragraph = (text: string) => `<p dir="auto">${escapeHtml(text.trim())}</p>`;
 
 describe("markdown on hostile input", () => {
   it.each([
@@ -36,50 +36,50 @@ describe("markdown on hostile input", () => {
     const html = render(`${url}${")".repeat(30_000)}`);
     const href = new URL(`${url}${")".repeat(30_000)}`).href;
     expect(html).toBe(
-      `<p><a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer nofollow">${escapeHtml(url)}${")".repeat(30_000)}</a></p>`,
+      `<p dir="auto"><a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer nofollow">${escapeHtml(url)}${")".repeat(30_000)}</a></p>`,
     );
   });
 
   it("a heading of thousands of spaces keeps its text", () => {
     const html = render(`# a${" ".repeat(30_000)}x  #`);
-    expect(html === `<h2 class="md-h">a${" ".repeat(30_000)}x</h2>`).toBe(true);
+    expect(html === `<h2 class="md-h" dir="auto">a${" ".repeat(30_000)}x</h2>`).toBe(true);
   });
 
   it("nesting past 16 levels leaves the innermost text as text", () => {
     const deep = "__a ".repeat(40) + "_".repeat(80);
     const html = render(deep);
     expect(html.match(/<strong>/g)?.length).toBe(17);
-    expect(html.startsWith("<p><strong>a <strong>a ")).toBe(true);
+    expect(html.startsWith("<p dir=\"auto\"><strong>a <strong>a ")).toBe(true);
   });
 });
 
 describe("markdown as before", () => {
   it.each([
-    ["**bold** and *emphasis* and ~~old~~", "<p><strong>bold</strong> and <em>emphasis</em> and <del>old</del></p>"],
-    ["***bold italic***", "<p><strong><em>bold italic</em></strong></p>"],
-    ["Use *args or `**kwargs` in Python", "<p>Use *args or <code>**kwargs</code> in Python</p>"],
-    ["~~old `a~~b` new~~", "<p><del>old <code>a~~b</code> new</del></p>"],
-    ["*see `x` here*", "<p><em>see <code>x</code> here</em></p>"],
-    ["__strong__ and _em_ but snake_case_name", "<p><strong>strong</strong> and <em>em</em> but snake_case_name</p>"],
-    ["a ** b ** c and 2 * 3 * 4", "<p>a ** b ** c and 2 * 3 * 4</p>"],
-    ["**a *b* c**", "<p><strong>a <em>b</em> c</strong></p>"],
-    ["`` a ` b `` and ``` x", "<p><code>a ` b</code> and ``` x</p>"],
-    ["\\*not em\\* and a\\\nbreak  \nhere", "<p>*not em* and a<br>break<br>here</p>"],
+    ["**bold** and *emphasis* and ~~old~~", "<p dir=\"auto\"><strong>bold</strong> and <em>emphasis</em> and <del>old</del></p>"],
+    ["***bold italic***", "<p dir=\"auto\"><strong><em>bold italic</em></strong></p>"],
+    ["Use *args or `**kwargs` in Python", "<p dir=\"auto\">Use *args or <code>**kwargs</code> in Python</p>"],
+    ["~~old `a~~b` new~~", "<p dir=\"auto\"><del>old <code>a~~b</code> new</del></p>"],
+    ["*see `x` here*", "<p dir=\"auto\"><em>see <code>x</code> here</em></p>"],
+    ["__strong__ and _em_ but snake_case_name", "<p dir=\"auto\"><strong>strong</strong> and <em>em</em> but snake_case_name</p>"],
+    ["a ** b ** c and 2 * 3 * 4", "<p dir=\"auto\">a ** b ** c and 2 * 3 * 4</p>"],
+    ["**a *b* c**", "<p dir=\"auto\"><strong>a <em>b</em> c</strong></p>"],
+    ["`` a ` b `` and ``` x", "<p dir=\"auto\"><code>a ` b</code> and ``` x</p>"],
+    ["\\*not em\\* and a\\\nbreak  \nhere", "<p dir=\"auto\">*not em* and a<br>break<br>here</p>"],
     [
       "See [the docs](https://example.com/docs) or [this](javascript:alert(1)) or <https://x.y/z>.",
-      '<p>See <a href="https://example.com/docs" target="_blank" rel="noopener noreferrer nofollow">the docs</a> or <span>this</span> or <a href="https://x.y/z" target="_blank" rel="noopener noreferrer nofollow">https://x.y/z</a>.</p>',
+      '<p dir="auto">See <a href="https://example.com/docs" target="_blank" rel="noopener noreferrer nofollow">the docs</a> or <span>this</span> or <a href="https://x.y/z" target="_blank" rel="noopener noreferrer nofollow">https://x.y/z</a>.</p>',
     ],
     [
       '[Foo](https://en.wikipedia.org/wiki/Foo_(bar) "t") and https://en.wikipedia.org/wiki/Foo_(bar).',
-      '<p><a href="https://en.wikipedia.org/wiki/Foo_(bar)" target="_blank" rel="noopener noreferrer nofollow">Foo</a> and <a href="https://en.wikipedia.org/wiki/Foo_(bar)" target="_blank" rel="noopener noreferrer nofollow">https://en.wikipedia.org/wiki/Foo_(bar)</a>.</p>',
+      '<p dir="auto"><a href="https://en.wikipedia.org/wiki/Foo_(bar)" target="_blank" rel="noopener noreferrer nofollow">Foo</a> and <a href="https://en.wikipedia.org/wiki/Foo_(bar)" target="_blank" rel="noopener noreferrer nofollow">https://en.wikipedia.org/wiki/Foo_(bar)</a>.</p>',
     ],
     [
       "<mailto:a@b.c> (see https://example.com/a)",
-      '<p><a href="mailto:a@b.c" target="_blank" rel="noopener noreferrer nofollow">a@b.c</a> (see <a href="https://example.com/a" target="_blank" rel="noopener noreferrer nofollow">https://example.com/a</a>)</p>',
+      '<p dir="auto"><a href="mailto:a@b.c" target="_blank" rel="noopener noreferrer nofollow">a@b.c</a> (see <a href="https://example.com/a" target="_blank" rel="noopener noreferrer nofollow">https://example.com/a</a>)</p>',
     ],
-    ["## Learning C#", '<h3 class="md-h">Learning C#</h3>'],
-    ["## Closed heading ##", '<h3 class="md-h">Closed heading</h3>'],
-    ["a private-use \uE0007\uE001 pair stays text", "<p>a private-use \uE0007\uE001 pair stays text</p>"],
+    ["## Learning C#", '<h3 class="md-h" dir="auto">Learning C#</h3>'],
+    ["## Closed heading ##", '<h3 class="md-h" dir="auto">Closed heading</h3>'],
+    ["a private-use \uE0007\uE001 pair stays text", "<p dir=\"auto\">a private-use \uE0007\uE001 pair stays text</p>"],
   ])("%j", (text, html) => {
     expect(render(text)).toBe(html);
   });

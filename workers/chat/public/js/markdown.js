@@ -4,7 +4,20 @@
 // tasks), block quotes, tables, rules; inline code, bold, italic, strike-through, links.
 // `renderMarkdown` re-renders into the same element block by block: a block whose source did not
 // change keeps its nodes, so a streaming reply only rebuilds its last block (no flicker).
+// Each block of text (paragraph, heading, list item, table cell) has dir="auto": it reads right to
+// left when its first letter is Hebrew or Arabic, and as before otherwise. A quote and a table, whose
+// blocks and cells each carry their own dir (which dir="auto" skips), take the direction of their
+// first letter, so a quote's bar and a table's first column are on that side. Code stays left to right.
 import { h } from "./dom.js";
+
+const AUTO = "auto";
+const RTL_SCRIPT = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
+
+/** The direction of a text's first letter: "rtl" for a right-to-left script, "ltr" otherwise. @param {string} text */
+function direction(text) {
+  const letter = /\p{L}/u.exec(text);
+  return letter && RTL_SCRIPT.test(letter[0]) ? "rtl" : "ltr";
+}
 
 /** @typedef {{ src: string, build: () => Node }} Block */
 
@@ -76,7 +89,10 @@ function parseBlocks(text, lazy = new Set()) {
     if ((m = heading(line))) {
       const { level, content } = m;
       i++;
-      out.push({ src: line, build: () => h(`h${Math.min(6, level + 1)}`, { class: "md-h" }, inline(content)) });
+      out.push({
+        src: line,
+        build: () => h(`h${Math.min(6, level + 1)}`, { class: "md-h", dir: AUTO }, inline(content)),
+      });
       continue;
     }
     if (RULE.test(line)) {
@@ -117,7 +133,7 @@ function parseBlocks(text, lazy = new Set()) {
         build: () =>
           h(
             "blockquote",
-            null,
+            { dir: direction(inner) },
             parseBlocks(inner, lazyInner).map((b) => b.build()),
           ),
       });
@@ -167,11 +183,11 @@ function parseBlocks(text, lazy = new Set()) {
       i++;
       out.push({
         src: lines.slice(start, i).join("\n"),
-        build: () => h(`h${level + 1}`, { class: "md-h" }, inline(content)),
+        build: () => h(`h${level + 1}`, { class: "md-h", dir: AUTO }, inline(content)),
       });
       continue;
     }
-    out.push({ src: para, build: () => h("p", null, inline(para.trim())) });
+    out.push({ src: para, build: () => h("p", { dir: AUTO }, inline(para.trim())) });
   }
   return out;
 }
@@ -321,7 +337,7 @@ function list(lines, indent) {
           : nested;
       return h(
         "li",
-        task ? { class: "task" } : null,
+        { class: task ? "task" : null, dir: AUTO },
         task
           ? h("input", {
               type: "checkbox",
@@ -353,14 +369,14 @@ function table(rows) {
     h(
       "tr",
       null,
-      cells(row).map((c, i) => h(tag, align[i] ? { class: `al-${align[i]}` } : null, inline(c))),
+      cells(row).map((c, i) => h(tag, { class: align[i] ? `al-${align[i]}` : null, dir: AUTO }, inline(c))),
     );
   return h(
     "div",
     { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "table" },
     h(
       "table",
-      null,
+      { dir: direction(rows.join("\n")) },
       h("thead", null, tr("th", rows[0])),
       h(
         "tbody",

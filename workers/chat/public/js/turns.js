@@ -120,7 +120,7 @@ export function userMessage(m) {
       "div",
       { class: "bubble" },
       notes.length ? h("div", { class: "attached" }, notes.map(fileChip)) : null,
-      h("div", { class: "text" }, promptText(m)),
+      h("div", { class: "text", dir: "auto" }, promptText(m)),
       images.map((/** @type {any} */ b) => renderBlock(b, { toolNames: new Map() })),
     ),
     notes.map((/** @type {RegExpExecArray} */ n) =>

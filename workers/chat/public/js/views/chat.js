@@ -74,7 +74,14 @@ export async function chatView(root, id, opts = {}) {
     settled,
   );
   const text = /** @type {HTMLTextAreaElement} */ (
-    h("textarea", { id: "composer", rows: "1", placeholder: "Message", "aria-label": "Message", enterkeyhint: "send" })
+    h("textarea", {
+      id: "composer",
+      rows: "1",
+      placeholder: "Message",
+      "aria-label": "Message",
+      enterkeyhint: "send",
+      dir: "auto",
+    })
   );
   const fileInput = /** @type {HTMLInputElement} */ (
     h("input", { type: "file", id: "file-input", multiple: true, hidden: true })
@@ -406,7 +413,7 @@ export async function chatView(root, id, opts = {}) {
    */
   function editPrompt(el, edit) {
     const box = /** @type {HTMLTextAreaElement} */ (
-      h("textarea", { class: "edit-box", "aria-label": "Edit message", rows: "3" })
+      h("textarea", { class: "edit-box", "aria-label": "Edit message", rows: "3", dir: "auto" })
     );
     box.value = edit.draft ?? edit.original;
     editing = { ...edit, draft: box.value };
@@ -1187,7 +1194,11 @@ export async function chatView(root, id, opts = {}) {
     const user = h(
       "article",
       { class: "msg user" },
-      h("div", { class: "bubble" }, h("div", { class: "text" }, content.trim() ? content : (opts.label ?? ""))),
+      h(
+        "div",
+        { class: "bubble" },
+        h("div", { class: "text", dir: "auto" }, content.trim() ? content : (opts.label ?? "")),
+      ),
     );
     const waiting = h(
       "div",

@@ -13,7 +13,14 @@ const DRAFT_KEY = "draft:new";
 /** @param {HTMLElement} root @param {(id: string, first: string) => void} open */
 export async function newChatView(root, open) {
   const text = /** @type {HTMLTextAreaElement} */ (
-    h("textarea", { id: "composer", rows: "1", placeholder: "Message", "aria-label": "Message", enterkeyhint: "send" })
+    h("textarea", {
+      id: "composer",
+      rows: "1",
+      placeholder: "Message",
+      "aria-label": "Message",
+      enterkeyhint: "send",
+      dir: "auto",
+    })
   );
   const status = h("div", { role: "status" });
   const models = h("span", { class: "model-pick" });

@@ -52,6 +52,7 @@ const ADVANCED = [
   ["foldThresholdChars", "Summarize after (characters)"],
   ["tailMessages", "Messages kept verbatim"],
   ["compactTriggerRatio", "Compact at (share of window)"],
+  ["compactTargetRatio", "Compact down to (share of window)"],
   ["maxToolIterations", "Model calls per turn"],
 ];
 
@@ -179,6 +180,38 @@ export async function settingsView(root, id, signal) {
     ),
     status,
   );
+  /**
+   * Each field a refusal may name (`settings.<key>`), with the label the form shows it under.
+   * @type {Map<string, { label: string, input: HTMLElement }>}
+   */
+  const labelled = new Map([
+    ["model", { label: "Model", input: model }],
+    ["thinking", { label: "Thinking", input: thinking }],
+    ["thinkingBudgetTokens", { label: "Thinking budget (tokens)", input: budget }],
+    ["thinkingDisplay", { label: "Thinking shown", input: display }],
+    ["effort", { label: "Effort", input: effort }],
+    ...numbers.map((n) => /** @type {[string, { label: string, input: HTMLElement }]} */ ([n.key, n])),
+  ]);
+  /**
+   * A refusal in the form's words: each `settings.<key>` it names is shown as that field's label,
+   * and the focus goes to the first such field ("Advanced" opened when it is there).
+   * @param {string} text
+   */
+  const refusal = (text) => {
+    /** @type {HTMLElement | null} */
+    let first = null;
+    const said = text.replace(/\bsettings\.(\w+)/g, (whole, /** @type {string} */ key) => {
+      const f = labelled.get(key);
+      if (!f) return whole;
+      first ??= f.input;
+      return `"${f.label}"`;
+    });
+    if (first) {
+      if (advanced.contains(first)) advanced.open = true;
+      /** @type {HTMLElement} */ (first).focus();
+    }
+    return said;
+  };
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     /** @type {Record<string, unknown>} */
@@ -224,7 +257,7 @@ export async function settingsView(root, id, signal) {
       // A new name is the sidebar's at once (its listing may lag the rename by a moment).
       conversationsChanged(body.title ? { id, title: meta.title ?? body.title } : undefined);
     } catch (err) {
-      replace(status, errorLine(plainError(err).text));
+      replace(status, errorLine(refusal(plainError(err).text)));
     }
   });
   replace(root, form);

@@ -270,6 +270,7 @@ export interface Routes {
         name: string;
         description?: string;
         input_schema: {
+          type: string;
           [key: string]: unknown;
         };
       }>;
@@ -545,6 +546,7 @@ export interface Routes {
         name: string;
         description?: string;
         input_schema: {
+          type: string;
           [key: string]: unknown;
         };
       }>;
@@ -1115,6 +1117,7 @@ export interface Routes {
       name: string;
       description: string;
       inputSchema: {
+        type: string;
         [key: string]: unknown;
       };
       endpoint?: string;
@@ -1153,6 +1156,7 @@ export interface Routes {
       name?: string;
       description?: string;
       inputSchema?: {
+        type: string;
         [key: string]: unknown;
       };
       endpoint?: string;
@@ -1469,6 +1473,7 @@ export interface Schemas {
       name: string;
       description?: string;
       input_schema: {
+        type: string;
         [key: string]: unknown;
       };
     }>;
@@ -1583,6 +1588,7 @@ export interface Schemas {
     name: string;
     description: string;
     inputSchema: {
+      type: string;
       [key: string]: unknown;
     };
     projectId: string | null;

@@ -23,6 +23,18 @@ export interface ClientToolSpec {
   input_schema: Record<string, unknown>;
 }
 
+/**
+ * What the API document says of an input_schema beyond "an object": it must declare its "type"
+ * (schemaProblem refuses any but "object"). Typed as a string, not the constant: a client's tool
+ * written as a plain object literal (its "object" widened to string) keeps compiling.
+ */
+export const OBJECT_SCHEMA_DOC = {
+  description:
+    'A JSON Schema (2020-12) object with "type": "object", arguments under "properties", and no oneOf / allOf / anyOf at its top level.',
+  properties: { type: { type: "string", description: 'always "object": a tool takes named arguments' } },
+  required: ["type"],
+};
+
 /** What the Messages API takes as input_schema (core/tool-schema.ts), and small. */
 const objectSchema = refusingProtoKey(
   z
@@ -34,7 +46,8 @@ const objectSchema = refusingProtoKey(
     .refine(
       (s) => JSON.stringify(s).length <= MAX_CLIENT_TOOL_SCHEMA_BYTES,
       `must be at most ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes as JSON`,
-    ),
+    )
+    .meta(OBJECT_SCHEMA_DOC),
 );
 
 export const clientToolSpecSchema = z.strictObject({

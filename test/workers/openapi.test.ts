@@ -112,4 +112,29 @@ describe("the OpenAPI document", () => {
     const { json } = await api("GET", "/openapi.json", undefined, { key: "" });
     expect(json).toEqual(committed);
   });
+
+  it('says a tool\'s input schema must have "type": "object", as the routes refuse one without it', async () => {
+    const found: unknown[] = [];
+    const walk = (v: unknown): void => {
+      if (!v || typeof v !== "object") return;
+      for (const [k, child] of Object.entries(v)) {
+        if ((k === "input_schema" || k === "inputSchema") && child && typeof child === "object" && "type" in child)
+          found.push(child);
+        walk(child);
+      }
+    };
+    walk(await served());
+    // The turn body's and the frame's tools, the tenant tool's create and update, and the tool as listed.
+    expect(found.length).toBeGreaterThanOrEqual(6);
+    for (const schema of found)
+      expect(schema).toMatchObject({ required: ["type"], properties: { type: { type: "string" } } });
+    const refused = await api("POST", "/v1/tools", {
+      name: "no_type",
+      description: "d",
+      inputSchema: { properties: {} },
+      endpoint: "https://tools.example.com/x",
+    });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.json.error?.message).toContain('must have "type": "object"');
+  });
 });

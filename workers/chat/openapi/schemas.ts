@@ -2,6 +2,7 @@
 // name the fields clients rely on and leave the rest open (looseObject): the full field lists are
 // in API.md and docs/api-notes.md.
 import { z } from "zod";
+import { OBJECT_SCHEMA_DOC } from "../../../core/client-tools";
 
 export const errorSchema = z
   .strictObject({
@@ -386,7 +387,7 @@ const RESOURCE_FIELDS: Record<string, z.ZodRawShape> = {
     kind: z.enum(["http", "client"]),
     name: z.string(),
     description: z.string(),
-    inputSchema: z.record(z.string(), z.unknown()),
+    inputSchema: z.record(z.string(), z.unknown()).meta(OBJECT_SCHEMA_DOC),
     projectId: nullableString,
     createdAt: z.string(),
     updatedAt: z.string(),

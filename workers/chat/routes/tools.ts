@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
+import { OBJECT_SCHEMA_DOC } from "../../../core/client-tools";
 import { refusingProtoKey } from "../../../core/validation";
 import { checkOutboundUrl, loopbackAllowed } from "../../../core/outbound-url";
 import * as rules from "../../../core/tenant-tool-rules";
@@ -47,10 +48,13 @@ const name = z
   )
   .refine((n) => !n.startsWith(rules.MCP_PREFIX), `may not start with ${rules.MCP_PREFIX} (the MCP servers' tools)`);
 const inputSchema = refusingProtoKey(
-  z.record(z.string(), z.unknown()).superRefine((s, ctx) => {
-    const problem = rules.inputSchemaProblem(s);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  }),
+  z
+    .record(z.string(), z.unknown())
+    .superRefine((s, ctx) => {
+      const problem = rules.inputSchemaProblem(s);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .meta(OBJECT_SCHEMA_DOC),
 );
 /** Header names are case-insensitive: two spellings of one would be sent joined ("a, b"), so a name is given once. */
 function repeatedHeaderName(h: Record<string, string>): string | null {

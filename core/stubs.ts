@@ -18,8 +18,8 @@
 // transcript's, a client's that answers its calls and asks on in one message). Only its tool_result
 // blocks are weighed and stubbed, the text beside them never; the message still starts an exchange,
 // and its results age with that exchange (stale once it is older than the last few).
-import { isAttachmentNote, isToolResultCarrier, messageChars } from "./render";
-import { refusedTurns } from "./replay-rules";
+import { isAttachmentNote, isToolResultCarrier, messageChars, renderMessageText } from "./render";
+import { isPrompt, refusedTurns } from "./replay-rules";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
 import { sliceWhole } from "./text-cut";
 
@@ -279,6 +279,122 @@ export interface WindowFitOutcome {
   messages: StoredMessage[];
   stubbed: number;
   savedChars: number;
+  /** The oldest messages left out for the pointer that stands in for them (0: none). */
+  omitted?: number;
+}
+
+// A history whose earlier texts, every one stubbed, still overflow the window (an import far longer
+// than the window, before its folds land: they take one threshold at a time, in the background):
+// the oldest run of messages goes as one pointer message naming the conversation_read call that
+// reads them, with a synthetic acknowledgement after it, and the kept part starts on a real user
+// prompt (no tool result in it, so every tool call stays with its result). The run is chosen as the
+// stubs are, replaying each prompt's request, and cut to half the window when it moves, so the next
+// turns add to the kept part without moving the pointer; a fold, once it lands, replaces the run
+// with its summary. Nothing stored changes.
+
+/** When a run is left out, the kept part is cut to this share of the window, so it moves seldom. */
+export const OMITTED_KEEP_RATIO = 0.5;
+/** The most chars the pointer and its acknowledgement take: the list of prompts stops within it. */
+export const OMITTED_POINTER_CHARS = 3_000;
+const OMITTED_PROMPT_LINE_CHARS = 120;
+
+/**
+ * The pointer that stands in for messages `from`-`to` (seqs), with the first line of each user
+ * prompt in them but those of `refused` turns (seqs), which no later request may bring back.
+ */
+export function omittedRunText(o: {
+  conversationId: string;
+  run: readonly StoredMessage[];
+  refused?: ReadonlySet<number>;
+}): string {
+  const from = o.run[0]?.seq ?? 0;
+  const to = o.run[o.run.length - 1]?.seq ?? 0;
+  const range = JSON.stringify({ conversation_id: o.conversationId, from_seq: from, to_seq: to });
+  const head = [
+    `[Messages ${from}-${to} of this conversation (${o.conversationId}) are not shown here: the request would not fit the context window with them, and their summary is not written yet. Their originals are stored unchanged and can be recalled exactly:`,
+    `- conversation_read ${range} reads them (50 at a time; or one message by message_id, byte for byte);`,
+    `- memory_search {"query":"..."} finds them by words.`,
+    "When the user refers to something from before that is not in view, recall it with those calls before answering.",
+  ];
+  const lines = o.run
+    .filter((m) => isRealUserPrompt(m) && !o.refused?.has(m.seq))
+    .map((m) => {
+      const first = renderMessageText(m)
+        .split("\n")
+        .find((l) => l.trim())
+        ?.trim();
+      const cut = first === undefined ? "(no text)" : sliceWhole(first, 0, OMITTED_PROMPT_LINE_CHARS);
+      return `- seq ${m.seq}: ${cut}${first !== undefined && cut.length < first.length ? "…" : ""}`;
+    });
+  const room = OMITTED_POINTER_CHARS - OMITTED_ACK.length - head.join("\n").length - 200;
+  const listed: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    if (used + line.length + 1 > room) break;
+    listed.push(line);
+    used += line.length + 1;
+  }
+  const left = lines.length - listed.length;
+  const list = lines.length ? [`User prompts of messages ${from}-${to}:`, ...listed] : [];
+  if (left) list.push(`- … ${left} later prompts not listed`);
+  return `${[...head, ...list].join("\n")}]`;
+}
+
+const OMITTED_ACK =
+  "Understood. I will recall those messages with conversation_read or memory_search when they matter.";
+
+/** The pointer and its acknowledgement, standing in for `run` (the oldest messages of the replay source). */
+function omittedRun(o: {
+  conversationId: string;
+  run: readonly StoredMessage[];
+  refused: ReadonlySet<number>;
+}): StoredMessage[] {
+  const { run } = o;
+  const last = run[run.length - 1];
+  return [
+    {
+      id: "",
+      seq: run[0].seq,
+      role: "user",
+      content: [{ type: "text", text: omittedRunText(o) }],
+      createdAt: last.createdAt,
+    },
+    {
+      id: "",
+      seq: last.seq,
+      role: "assistant",
+      content: [{ type: "text", text: OMITTED_ACK }],
+      createdAt: last.createdAt,
+    },
+  ];
+}
+
+/**
+ * Where the kept part starts once stubs are not enough at the prompt at `step`: the first prompt
+ * after `from` (no tool result in it) from which the request fits OMITTED_KEEP_RATIO of the window,
+ * or the last one up to `step` when none does. `from` when no prompt qualifies, or when the turn at
+ * `step` overflows on its own (its prompt is too large: that is the in-turn compactor's).
+ */
+function omittedCut(o: {
+  from: number;
+  step: number;
+  chars: number;
+  sizes: readonly number[];
+  cutAt: (i: number) => boolean;
+  targetChars: number;
+  budgetChars: number;
+}): number {
+  let chars = o.chars + (o.from === 0 ? OMITTED_POINTER_CHARS : 0);
+  let last = o.from;
+  for (let i = o.from; i <= o.step; i++) {
+    if (i > o.from && o.cutAt(i)) {
+      last = i;
+      if (chars <= o.targetChars) return i;
+    }
+    if (i === o.step && chars > o.budgetChars) return o.from;
+    chars -= o.sizes[i] ?? 0;
+  }
+  return last;
 }
 
 /**
@@ -316,13 +432,20 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
   let stubbed = 0;
   chars = o.fixedChars;
   let counted = 0;
+  // What each message weighs in the request as the fit goes (stubs applied; a refused turn's nothing).
+  const sizes: number[] = [];
+  // The first message kept after the pointer standing in for the ones before it (0: no pointer).
+  let cut = 0;
+  const cutAt = (i: number) => i === messages.length || (!refused.has(i) && isPrompt(messages[i]));
   // Each prompt's turn as its request counted it (the history up to that prompt), with the stubs before it.
   for (const step of prompts) {
-    for (; counted <= step && counted < messages.length; counted++)
-      if (!refused.has(counted)) chars += messageChars(messages[counted]);
+    for (; counted <= step && counted < messages.length; counted++) {
+      sizes[counted] = refused.has(counted) ? 0 : messageChars(messages[counted]);
+      chars += sizes[counted];
+    }
     for (const c of candidates) {
       if (chars <= o.budgetChars) break;
-      if (c.index >= step || stubs.get(c.index)?.has(c.block)) continue;
+      if (c.index >= step || c.index < cut || stubs.get(c.index)?.has(c.block)) continue;
       const m = messages[c.index];
       const stub = oversizedStubText({
         conversationId: o.conversationId,
@@ -335,11 +458,27 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
       if (!stubs.has(c.index)) stubs.set(c.index, new Map());
       stubs.get(c.index)!.set(c.block, stub);
       chars -= c.size - stub.length;
+      sizes[c.index] -= c.size - stub.length;
       savedChars += c.size - stub.length;
       stubbed++;
     }
+    if (chars <= o.budgetChars) continue;
+    // Every earlier text is a stub and the request still overflows: the oldest run goes as a pointer.
+    const next = omittedCut({
+      from: cut,
+      step,
+      chars,
+      sizes,
+      cutAt,
+      targetChars: Math.floor(o.budgetChars * OMITTED_KEEP_RATIO),
+      budgetChars: o.budgetChars,
+    });
+    if (next === cut) continue;
+    if (cut === 0) chars += OMITTED_POINTER_CHARS;
+    for (let i = cut; i < next; i++) chars -= sizes[i] ?? 0;
+    cut = next;
   }
-  if (!stubs.size) return unchanged;
+  if (!stubs.size && cut === 0) return unchanged;
   const out = messages.map((m, i) => {
     const blocks = stubs.get(i);
     if (!blocks) return m;
@@ -348,5 +487,18 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
       content: m.content.map((b, j): ContentBlock => (blocks.has(j) ? { type: "text", text: blocks.get(j)! } : b)),
     };
   });
-  return { messages: out, stubbed, savedChars };
+  if (cut === 0) return { messages: out, stubbed, savedChars };
+  return {
+    messages: [
+      ...omittedRun({
+        conversationId: o.conversationId,
+        run: messages.slice(0, cut),
+        refused: new Set([...refused].map((i) => messages[i].seq)),
+      }),
+      ...out.slice(cut),
+    ],
+    stubbed,
+    savedChars,
+    omitted: cut,
+  };
 }

@@ -49,54 +49,171 @@ const LOG_META = { httpMetadata: { contentType: "text/markdown" } };
 /** Event bodies appended to a log text: the log is the header then the bodies joined by blank lines. */
 const appended = (bodies: readonly string[]) => bodies.map((b) => `\n${b}`).join("");
 
-/** The day's events in key (= time) order (those after `after` only), with their keys. */
-async function readEvents(
-  bucket: R2Bucket,
-  { tenantId, day, after }: { tenantId: string; day: string; after?: string },
-): Promise<{ keys: string[]; bodies: string[] }> {
-  const maxEvents = 5_000;
-  const keys: string[] = [];
-  const bodies: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await bucket.list({
-      prefix: corpusEventPrefix(tenantId, day),
-      ...(cursor ? { cursor } : { startAfter: after }),
-      limit: 500,
-    });
-    keys.push(...page.objects.map((o) => o.key));
-    bodies.push(...(await bodiesOf(bucket, page.objects)));
-    cursor = page.truncated && keys.length < maxEvents ? page.cursor : undefined;
-  } while (cursor);
-  return { keys, bodies };
+interface CorpusDay {
+  tenantId: string;
+  day: string;
 }
 
 const bodiesOf = (bucket: R2Bucket, objects: readonly { key: string }[]) =>
   Promise.all(objects.map(async (o) => (await bucket.get(o.key))?.text() ?? ""));
 
 /**
- * The day's log: the rolled-up object once it is whole, else what is rolled up so far and the events
- * after it; `null` when nothing was logged.
+ * Events of a day not yet in its log that one read fetches (one R2 get each). With the read's other
+ * calls (at most about 80: the log, list pages, a head per batch, counting what is left out) it stays
+ * far inside an invocation's subrequests (1,000 on the free plan). A read that leaves events out
+ * ends with a line saying how many, and when the roll-up has them.
  */
-export async function readCorpusDay(bucket: R2Bucket, tenantId: string, day: string): Promise<string | null> {
-  const logKey = corpusLogKey(tenantId, day);
-  for (let attempt = 1; ; attempt++) {
-    const log = await bucket.get(logKey);
-    const through = log?.customMetadata?.[THROUGH];
-    if (log && !through) return log.text();
-    const text = log ? await log.text() : null;
-    const { bodies } = await readEvents(bucket, { tenantId, day, after: through });
-    // A roll-up tick between the two reads may have moved events from the second into the first:
-    // read both again rather than miss them.
-    if (attempt < 3 && (await bucket.head(logKey))?.etag !== log?.etag) continue;
-    if (text !== null) return text + appended(bodies);
-    return bodies.length ? header(day) + bodies.join("\n") : null;
+const READ_EVENTS = 800;
+/** Events fetched at once; each batch is then checked against a roll-up tick running meanwhile. */
+const READ_BATCH = 100;
+/** Roll-up ticks one read follows (see corpusDayChunks) before it stops with the left-out line. */
+const READ_RESYNCS = 5;
+/** List pages (up to 1,000 keys each) spent counting the events a read leaves out. */
+const COUNT_PAGES = 50;
+const LIST_PAGE = 1_000;
+
+const utf8 = new TextEncoder();
+
+/** What one read has sent: its bytes, the last event they hold, and the etag of the log they start with. */
+interface ReadState {
+  bytes: number;
+  after?: string;
+  etag?: string;
+  gets: number;
+}
+
+/** `body` without its first `skip` bytes. */
+async function* skipBytes(body: ReadableStream<Uint8Array>, skip: number): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  let left = skip;
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    if (left >= r.value.byteLength) left -= r.value.byteLength;
+    else {
+      yield left ? r.value.subarray(left) : r.value;
+      left = 0;
+    }
   }
 }
 
-interface CorpusDay {
-  tenantId: string;
-  day: string;
+/**
+ * Takes in the log as it now is: yields what it holds past the text already sent (a roll-up only
+ * appends, in key order, so the text sent is a prefix of a log reaching past it) and moves the read
+ * past its `through`. Returns whether events may follow it (the log is not whole).
+ */
+async function* takeLog(log: R2ObjectBody, s: ReadState): AsyncGenerator<Uint8Array, boolean> {
+  const through = log.customMetadata?.[THROUGH];
+  s.etag = log.etag;
+  if (log.size > s.bytes && (!through || !s.after || through > s.after)) {
+    yield* skipBytes(log.body, s.bytes);
+    s.bytes = log.size;
+  } else await log.body.cancel();
+  if (through && (!s.after || through > s.after)) s.after = through;
+  return through !== undefined;
+}
+
+/** The closing line of a read that stopped at its bound: how many events it left out, counted by listing. */
+async function* leftOut(bucket: R2Bucket, { prefix, after, day }: { prefix: string; after?: string; day: string }) {
+  let count = 0;
+  let pages = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await bucket.list({ prefix, ...(cursor ? { cursor } : { startAfter: after }), limit: LIST_PAGE });
+    count += page.objects.length;
+    cursor = page.truncated ? page.cursor : undefined;
+    pages += 1;
+  } while (cursor && pages < COUNT_PAGES);
+  if (!count) return;
+  const from = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000 + ROLLUP_GRACE_MS).toISOString();
+  const n = `${cursor ? "more than " : ""}${count.toLocaleString("en-US")}`;
+  yield utf8.encode(
+    `\n_${n[0].toUpperCase()}${n.slice(1)} later events of this day are not shown: one read fetches at most ` +
+      `${READ_EVENTS} events its log does not hold yet. Once the day has closed, the cron roll-up moves them ` +
+      `into its log (from ${from}, at most ${ROLLUP_DAY_EVENTS} events of a day per tick); read the day again then._\n`,
+  );
+}
+
+/**
+ * The day's log as it is read: the log so far (whole, or up to its `through`), then the events after
+ * it in key (= time) order, fetched in batches; nothing when nothing was logged. The text is the
+ * roll-up's: the header and the bodies joined by blank lines, or the log and each body after a blank
+ * line. A roll-up tick running meanwhile appends events to the log and then deletes them; after
+ * each batch the log's etag is checked, and when it moved the read takes the log's new part instead
+ * and lists again after it, so no event is missed or sent twice.
+ */
+async function* corpusDayChunks(bucket: R2Bucket, { tenantId, day }: CorpusDay): AsyncGenerator<Uint8Array> {
+  const logKey = corpusLogKey(tenantId, day);
+  const prefix = corpusEventPrefix(tenantId, day);
+  const s: ReadState = { bytes: 0, gets: 0 };
+  const first = await bucket.get(logKey);
+  if (first && !(yield* takeLog(first, s))) return;
+  let resyncs = 0;
+  for (;;) {
+    const room = READ_EVENTS - s.gets;
+    if (room <= 0 || resyncs > READ_RESYNCS) return yield* leftOut(bucket, { prefix, after: s.after, day });
+    const page = await bucket.list({ prefix, startAfter: s.after, limit: Math.min(LIST_PAGE, room) });
+    let moved = false;
+    // An empty page is checked too: a tick may have rolled up every event since the log was read.
+    for (let i = 0; !moved && (i === 0 || i < page.objects.length); i += READ_BATCH) {
+      const batch = page.objects.slice(i, i + READ_BATCH);
+      s.gets += batch.length;
+      const bodies = await Promise.all(
+        batch.map(async (o) => {
+          const got = await bucket.get(o.key);
+          return got ? new Uint8Array(await got.arrayBuffer()) : null;
+        }),
+      );
+      moved = (await bucket.head(logKey))?.etag !== s.etag;
+      if (moved) {
+        resyncs += 1;
+        const log = await bucket.get(logKey);
+        if (!log) s.etag = undefined;
+        else if (!(yield* takeLog(log, s))) return;
+        continue;
+      }
+      for (const [j, body] of bodies.entries()) {
+        s.after = batch[j].key;
+        // Gone without a roll-up (a purge): nothing to show.
+        if (!body) continue;
+        const lead = utf8.encode(s.bytes ? "\n" : header(day));
+        yield lead;
+        yield body;
+        s.bytes += lead.byteLength + body.byteLength;
+      }
+    }
+    if (!moved && !page.truncated) return;
+  }
+}
+
+/**
+ * The day's log as a stream of markdown: the rolled-up object once it is whole, else what is rolled
+ * up so far and the events after it (see corpusDayChunks); `null` when nothing was logged.
+ */
+export async function streamCorpusDay(bucket: R2Bucket, day: CorpusDay): Promise<ReadableStream<Uint8Array> | null> {
+  const chunks = corpusDayChunks(bucket, day);
+  const first = await chunks.next();
+  if (first.done) return null;
+  let pending: Uint8Array | undefined = first.value;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (pending) {
+        controller.enqueue(pending);
+        pending = undefined;
+        return;
+      }
+      const next = await chunks.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel() {
+      await chunks.return(undefined);
+    },
+  });
+}
+
+/** The day's log as text (streamCorpusDay, read whole); `null` when nothing was logged. */
+export async function readCorpusDay(bucket: R2Bucket, tenantId: string, day: string): Promise<string | null> {
+  const stream = await streamCorpusDay(bucket, { tenantId, day });
+  return stream && new Response(stream).text();
 }
 
 /**

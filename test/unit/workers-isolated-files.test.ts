@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { ISOLATED } from "../workers/isolated";
 
 const DIR = new URL("../workers/", import.meta.url).pathname;
-/** The cron trigger (directly, or through automation-helpers' `tick`) or a claim of due automations. */
-const ACTS_ON_EVERY_TENANT = /\.scheduled!?\(|\btick\(|\bclaimDuePage\(/;
+/** The cron trigger (directly, or through automation-helpers' `tick`), a claim of due automations, or the corpus roll-up. */
+const ACTS_ON_EVERY_TENANT = /\.scheduled!?\(|\btick\(|\bclaimDuePage\(|\brollUpCorpusDays\(/;
 
 describe("the workers files that act on every tenant's rows", () => {
   it("each runs with storage of its own", () => {

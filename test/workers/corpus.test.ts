@@ -1,12 +1,16 @@
 // The brain/ layout: corpus events roll up into one log per closed UTC day (by the cron
-// trigger), prompt snapshots live under brain/prefrontal/.debug/ per conversation.
+// trigger), prompt snapshots live under brain/prefrontal/.debug/ per conversation. A day not yet
+// rolled up is read from its event objects, one R2 get each: one read fetches a bounded number of
+// them (within an invocation's subrequests) and, past that bound, ends with a line saying how many
+// events it left out and when the roll-up has them; it never stops silently.
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { corpusEventPrefix, corpusLogKey, promptSnapshotPrefix } from "../../r2-layout";
+import { sortableId } from "../../core/ids";
+import { corpusEventKey, corpusEventPrefix, corpusLogKey, promptSnapshotPrefix } from "../../r2-layout";
 import chat from "../../workers/chat/index";
-import { logCorpusEvent, rollUpCorpusDays } from "../../services/corpus";
-import { ADMIN, api, createConversation, send } from "./helpers";
+import { logCorpusEvent, readCorpusDay, rollUpCorpusDays } from "../../services/corpus";
+import { ADMIN, api, createConversation, newTenantWithId, send } from "./helpers";
 
 const DAY_MS = 86_400_000;
 
@@ -105,4 +109,96 @@ describe("prompt snapshots", () => {
       `tenants/${devTenant}/brain/prefrontal/.debug/${id}/${String(snaps[0].id).padStart(12, "0")}.json`,
     ]);
   });
+});
+
+/** Events one read fetches of a day's events not yet in its log (services/corpus.ts READ_EVENTS). */
+const READ_EVENTS = 800;
+
+/** env.BUCKET, counting its calls and refusing them past `limit`, as an invocation's subrequest limit does. */
+function limitedBucket(limit: number): R2Bucket {
+  let calls = 0;
+  return new Proxy(env.BUCKET, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls += 1;
+        if (calls > limit) throw new Error("Too many subrequests.");
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+const loggedNumbers = (log: string) => [...log.matchAll(/^- n: (\d+)$/gm)].map((m) => Number(m[1]));
+
+describe("the corpus log of a day not yet rolled up", () => {
+  it("shows its first events and then says how many it left out", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const now = Date.now();
+    const day = new Date(now).toISOString().slice(0, 10);
+    const n = 1_001;
+    for (let i = 0; i < n; i += 1_000) {
+      await Promise.all(
+        Array.from({ length: Math.min(1_000, n - i) }, (_, j) => {
+          const at = new Date(now - 60_000 + i + j);
+          return env.BUCKET.put(
+            corpusEventKey(tenantId, day, sortableId("evt", at.getTime())),
+            `## ${at.toISOString()} fold.applied\n- n: ${i + j}\n`,
+          );
+        }),
+      );
+    }
+    await env.DB.prepare(`INSERT OR IGNORE INTO corpus_days (tenant_id, day) VALUES (?, ?)`).bind(tenantId, day).run();
+
+    const r = await api("GET", `/v1/corpus/${day}` as "/v1/corpus/:date", undefined, { key });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
+    expect(r.text.startsWith(`# Corpus log ${day}\n\n## `)).toBe(true);
+    // The first events, in order, each once.
+    expect(loggedNumbers(r.text)).toEqual(Array.from({ length: READ_EVENTS }, (_, i) => i));
+    expect((r.text.match(/^## /gm) ?? []).length).toBe(READ_EVENTS);
+    // The last line names the rest and when the roll-up has them.
+    const last = r.text.trimEnd().split("\n").at(-1) ?? "";
+    expect(last).toMatch(/^_201 later events of this day are not shown: one read fetches at most 800 /);
+    const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    expect(last).toContain(`${next}T00:10:00.000Z`);
+
+    // Well inside an invocation's 1,000 subrequests, the same text.
+    expect(await readCorpusDay(limitedBucket(900), tenantId, day)).toBe(r.text);
+  }, 120_000);
+
+  it("reads a closed day the same when a roll-up tick runs in the middle of the read", async () => {
+    // A tick between the read's steps moves events into the log and deletes them: the read takes
+    // them from the log instead, none missed and none twice.
+    const cases: [string, "list" | "head", number][] = [
+      ["2000-01-01", "list", 1],
+      ["2000-01-02", "head", 1],
+      ["2000-01-03", "head", 2],
+    ];
+    for (const [day, method, nth] of cases) {
+      const { tenantId } = await newTenantWithId();
+      const start = Date.parse(`${day}T00:00:00Z`);
+      await Promise.all(
+        Array.from({ length: 250 }, (_, i) =>
+          logCorpusEvent(env, { tenantId, event: "fold.applied", fields: { n: i }, at: new Date(start + i * 1000) }),
+        ),
+      );
+      const whole = await readCorpusDay(env.BUCKET, tenantId, day);
+      expect(loggedNumbers(whole ?? "")).toEqual(Array.from({ length: 250 }, (_, i) => i));
+      let calls = 0;
+      const racing = new Proxy(env.BUCKET, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver);
+          if (typeof value !== "function") return value;
+          return async (...args: unknown[]) => {
+            if (prop === method && ++calls === nth) await rollUpCorpusDays(env, Date.now());
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      expect(await readCorpusDay(racing, tenantId, day), `${method} #${nth}`).toBe(whole);
+      expect(calls).toBeGreaterThanOrEqual(nth);
+    }
+  }, 120_000);
 });

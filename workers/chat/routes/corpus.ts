@@ -1,6 +1,6 @@
-// GET /v1/corpus/:date — the tenant's corpus log of that UTC day, as markdown.
+// GET /v1/corpus/:date — the tenant's corpus log of that UTC day, as markdown (streamed).
 import { Hono } from "hono";
-import { readCorpusDay } from "../../../services/corpus";
+import { streamCorpusDay } from "../../../services/corpus";
 import { badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { doc } from "../openapi/registry";
@@ -18,7 +18,8 @@ corpusRoutes.get(
     const day = c.req.param("date");
     const checked = calendarDay.safeParse(day);
     if (!checked.success) throw badRequest(`date: ${checked.error.issues[0].message}`);
-    const log = await readCorpusDay(c.env.BUCKET, c.get("tenantId"), day);
+    // Streamed: a day not yet rolled up is read from its events, in batches, as it is sent.
+    const log = await streamCorpusDay(c.env.BUCKET, { tenantId: c.get("tenantId"), day });
     if (log === null) throw notFound("corpus log for that day");
     return c.body(log, 200, { "content-type": "text/markdown; charset=utf-8" });
   },

@@ -164,6 +164,22 @@ export class ReplayCache {
     return this.history;
   }
 
+  /**
+   * The messages of the turn that began at `firstSeq` (a sub-agent's thread aside), as the tail
+   * holds them: a continuation takes them from here, so the turn's content is held once, never read
+   * again from SQLite beside it. Read from SQLite only when the tail does not reach back to the
+   * turn (a fold moved the boundary into it) or no head is at hand.
+   */
+  turnMessages(head: ConversationHead | undefined, firstSeq: number): StoredMessage[] {
+    const tail = head ? this.replaySource(head) : null;
+    if (tail && this.through < firstSeq) {
+      let from = tail.length;
+      while (from > 0 && tail[from - 1].seq >= firstSeq) from--;
+      return tail.slice(from);
+    }
+    return this.scope.store.range(firstSeq, this.scope.store.lastSeq()).filter((m) => !isAgentSegment(m));
+  }
+
   unsummarizedChars(head: ConversationHead): number {
     this.follow(head);
     this.unsummarized ??= this.scope.store.charsAfter(head.summarizedThroughMessage ?? 0);

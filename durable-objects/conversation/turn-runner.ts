@@ -8,10 +8,11 @@ import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
 import { DEFAULT_SETTINGS, sameModel, settingsAfterModelChange } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
-import { zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
+import { zeroUsage, type ContentBlock, type NewMessage, type StoredMessage } from "../../core/types";
 import { knownThinking } from "../../core/thinking-guard";
 import type { BlockOrigin } from "../../core/compactor";
 import type { ClientToolSpec } from "../../core/client-tools";
+import { TURN_TOOL_RESULT_CHARS, TurnResultBudget } from "../../core/tool-result-limits";
 import { runSubAgent } from "../../agent/sub-agent";
 import { clientToolDefinition } from "../../agent/tools/client-tool";
 import { blockOrigins, carriedCount, TurnCompactor } from "../../agent/turn-compaction";
@@ -23,7 +24,7 @@ import {
   type TurnDeps,
   type TurnOutcome,
 } from "../../agent/turn-loop";
-import type { ConversationHead, ConversationRef } from "../../services/record/conversation-head";
+import type { ConversationRef } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
 import type { AutoTitler } from "./auto-title";
 import type { FoldCoordinator } from "./fold-coordinator";
@@ -59,19 +60,18 @@ export interface TurnRunnerParts {
 export const TURN_PAUSED = "turn_paused";
 
 type Error_ = { type: string; message: string; status?: number };
-type Loop = (deps: TurnDeps, head: ConversationHead, writes: TurnWrites) => Promise<TurnOutcome>;
+/** A turn the intake hands over to run. */
+type TurnCall = { ref: ConversationRef; input: TurnInput; sink: TurnSink | null; queuedAt: number; turnId: string };
+/** `earlier`: a continued turn's messages saved so far, as the replay tail holds them. */
+type Loop = (deps: TurnDeps, at: { writes: TurnWrites; earlier: StoredMessage[] }) => Promise<TurnOutcome>;
 
 export class TurnRunner {
+  /** The tool-result chars one turn may store (core/tool-result-limits.ts); a test sets a small one. */
+  resultBudgetChars = TURN_TOOL_RESULT_CHARS;
   constructor(private readonly parts: TurnRunnerParts) {}
 
   /** Runs inside the turn chain (see TurnOrder): the only place a turn's messages are appended. */
-  async run(turn: {
-    ref: ConversationRef;
-    input: TurnInput;
-    sink: TurnSink | null;
-    queuedAt: number;
-    turnId: string;
-  }): Promise<void> {
+  async run(turn: TurnCall): Promise<void> {
     const { ref, input, sink, queuedAt, turnId } = turn;
     await this.parts.closeRevokedSockets();
     const waiting = await this.parts.paused.get();
@@ -98,13 +98,7 @@ export class TurnRunner {
    * marked superseded, before the first model request is built. Checked again here, in the turn
    * chain: the state the caller was admitted on may have moved.
    */
-  private async regenerate(turn: {
-    ref: ConversationRef;
-    input: TurnInput;
-    sink: TurnSink | null;
-    queuedAt: number;
-    turnId: string;
-  }): Promise<void> {
+  private async regenerate(turn: TurnCall): Promise<void> {
     const { ref, input, sink, queuedAt, turnId } = turn;
     const { scope, record, cache, broadcast } = this.parts;
     const head = await record.load(ref);
@@ -123,7 +117,7 @@ export class TurnRunner {
       queuedAt,
       turnId,
       turnTools: input.tools ?? [],
-      loop: async (deps, _head, writes) => {
+      loop: async (deps, { writes }) => {
         const notes = { scope: writes.noteScope(), record, ref, target, turnId, announce };
         const persist = regeneratingPersist(deps.persist, notes);
         return runAgentTurn({ ...deps, persist, signal: input.signal }, target.prompt.content);
@@ -146,7 +140,7 @@ export class TurnRunner {
     abandon?: boolean;
   }): Promise<false | undefined> {
     const { ref, sink, queuedAt, signal, abandon = false } = call;
-    const { paused, record } = this.parts;
+    const { paused, record, cache } = this.parts;
     const turn = await paused.get();
     if (turn?.turnId !== call.turnId) return false;
     await this.parts.closeRevokedSockets();
@@ -166,8 +160,9 @@ export class TurnRunner {
       if (!abandon && turn.expiresAt > Date.now()) return;
       const { emit, end } = this.begin({ ref, sink, queuedAt, turnId: turn.turnId });
       const results = turn.answers ?? interruptedResults(turn.step, { emit, turnId: turn.turnId });
+      const budget = new TurnResultBudget(this.resultBudgetChars, cache.turnMessages(record.head, turn.firstSeq));
       try {
-        for (const m of await record.append([{ role: "user", content: completeStep(turn.step, results) }]))
+        for (const m of await record.append(budget.fit([{ role: "user", content: completeStep(turn.step, results) }])))
           emit({ type: "message", turnId: turn.turnId, message: m });
       } catch (err) {
         // A deleted conversation takes nothing more. Any other failure leaves the wait in storage,
@@ -181,14 +176,13 @@ export class TurnRunner {
       this.parts.scope.ctx.waitUntil(this.parts.outbox.pending());
       return;
     }
-    const earlier = this.parts.scope.store.range(turn.firstSeq, this.parts.scope.store.lastSeq());
     await this.execute({
       ref,
       sink,
       queuedAt,
       turnId: turn.turnId,
       turnTools: turn.turnTools,
-      loop: (deps) =>
+      loop: (deps, { earlier }) =>
         resumeAgentTurn(
           { ...deps, signal },
           { paused: turn.step, clientResults: turn.answers!, turnMessages: earlier },
@@ -358,8 +352,11 @@ export class TurnRunner {
     });
     let firstSeq = resuming?.firstSeq ?? 0;
     let open = resuming;
+    // The turn's messages so far from the replay tail (held once), and what its results may yet store.
+    const earlier = resuming ? cache.turnMessages(record.head ?? head, resuming.firstSeq) : [];
+    const budget = new TurnResultBudget(this.resultBudgetChars, earlier);
     const persist = async (messages: NewMessage[]) => {
-      const stored = await record.append(messages);
+      const stored = await record.append(budget.fit(messages));
       firstSeq ||= stored[0]?.seq ?? 0;
       for (const message of stored) emit({ type: "message", turnId, message });
       // The paused step's results are saved: from here on the turn is running again, not waiting.
@@ -451,8 +448,7 @@ export class TurnRunner {
               spending.delegation(parent),
             ),
         },
-        head,
-        writes,
+        { writes, earlier },
       );
     } catch (err) {
       // Storage failed: whatever was appended before stays; the caller is told. Or the

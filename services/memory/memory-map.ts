@@ -72,8 +72,9 @@ async function generationOf(db: D1Database, tenantId: string): Promise<string> {
 }
 
 /**
- * Forgets the tenant's stored maps (every day's) and their generation: after a note or a
- * conversation is deleted, its title and topics must not ride the next prompts. The next request
+ * Forgets the tenant's stored maps (every day's) and their generation: after a conversation is
+ * deleted whose title is not known, its title must not ride the next prompts (a note's delete or
+ * edit forgets only the maps naming it: forgetMapsNamingNote). The next request
  * computes the map again; the conversations holding today's check it within MEMORY_MAP_RECHECK_MS.
  * A map computed from titles read before the forget is not stored after it (memoryMapFor).
  */
@@ -109,7 +110,30 @@ export async function forgetStoredMapsNaming(
   tenantId: string,
   titles: readonly string[],
 ): Promise<void> {
-  const gone = new Set(titles.flatMap((title) => words(title.toLowerCase())));
+  await forgetStoredMapsWith(db, tenantId, new Set(titles.flatMap((title) => words(title.toLowerCase()))));
+}
+
+/**
+ * After a note's delete (`kept` empty), or an edit that changed its title or tags (`kept`: the
+ * title and tags it has now): forgets the generation, then only the stored maps whose topics hold
+ * a topic the note's former title and tags gave (topicsOf's rule) that its present ones do not. A
+ * map that never named them (one stored before the note was saved, or whose 10 topics are other
+ * words) stays, and with it every conversation's prompt prefix and its cache; its counts of notes
+ * may then be a note off until the next UTC day. In that order, after the row is written, as
+ * forgetMapsNaming: a map computed from the note as it was is either read here or not stored.
+ */
+export async function forgetMapsNamingNote(
+  db: D1Database,
+  tenantId: string,
+  terms: { former: readonly string[]; kept: readonly string[] },
+): Promise<void> {
+  await forgetMapGeneration(db, tenantId).run();
+  const kept = new Set(terms.kept.flatMap(noteTermTopics));
+  await forgetStoredMapsWith(db, tenantId, new Set(terms.former.flatMap(noteTermTopics).filter((t) => !kept.has(t))));
+}
+
+/** Deletes the tenant's stored maps whose topics hold one of `gone`. */
+async function forgetStoredMapsWith(db: D1Database, tenantId: string, gone: ReadonlySet<string>): Promise<void> {
   if (!gone.size) return;
   const stored = await db
     .prepare(`SELECT day, body FROM memory_maps WHERE tenant_id = ? AND day != ?`)
@@ -200,10 +224,8 @@ export function topicsOf(noteTerms: string[], conversationTitles: string[]): str
   const counts = new Map<string, number>();
   const add = (term: string, weight: number) => counts.set(term, (counts.get(term) ?? 0) + weight);
   for (const t of noteTerms) {
-    const term = t.trim().toLowerCase();
-    if (!term) continue;
-    if (TOPIC.test(term)) add(term, 2);
-    else for (const w of words(term)) add(w, 1);
+    const weight = TOPIC.test(t.trim().toLowerCase()) ? 2 : 1;
+    for (const topic of noteTermTopics(t)) add(topic, weight);
   }
   for (const title of conversationTitles) for (const w of words(title.toLowerCase())) add(w, 1);
   return [...counts.entries()]
@@ -211,6 +233,12 @@ export function topicsOf(noteTerms: string[], conversationTitles: string[]): str
     .sort((a, b) => b[1] - a[1])
     .slice(0, TOPICS)
     .map(([t]) => t);
+}
+
+/** The topics one of a note's tags or its title gives: itself whole when it is a TOPIC, else its words. */
+function noteTermTopics(t: string): string[] {
+  const term = t.trim().toLowerCase();
+  return TOPIC.test(term) ? [term] : words(term);
 }
 
 function words(text: string): string[] {

@@ -11,7 +11,7 @@ import type { CortexDoc } from "../cortex/search-index";
 import { type CortexEnv, cortexFor, routeOf } from "../cortex/routing";
 import { type CortexMark, laterMark } from "../cortex/shard";
 import { sessionDatabase } from "../d1-session-database";
-import { forgetMemoryMap } from "./memory-map";
+import { forgetMapsNamingNote } from "./memory-map";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
 type MemoryEnv = CortexEnv;
@@ -214,10 +214,13 @@ export async function updateNote(
     const moved =
       (change.title !== undefined && change.title !== current.title) ||
       (change.tags !== undefined && !sameTags(change.tags, current.tags));
+    // Only the maps naming a word it took off are forgotten (forgetMapsNamingNote).
+    const now = { ...current, ...definedOnly(change) };
     if (stored && moved)
-      await forgetMemoryMap(db, tenantId)
-        .run()
-        .catch((err) => console.error("memory map not forgotten", err));
+      await forgetMapsNamingNote(db, tenantId, {
+        former: [...current.tags, current.title],
+        kept: [...now.tags, now.title],
+      }).catch((err) => console.error("memory map not forgotten", err));
     return { note: stored, written: cortex.written };
   } catch (err) {
     // Not indexed: the fields go back to what search holds, unless a later write already replaced them.
@@ -255,13 +258,16 @@ export async function deleteNote(
   const res = await drizzle(env.DB)
     .delete(memoryNotes)
     .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)))
-    .returning({ id: memoryNotes.id });
-  if (!res.length) return { deleted: false, written: cortex.written };
+    .returning({ title: memoryNotes.title, tags: memoryNotes.tags });
+  const [gone] = res;
+  if (!gone) return { deleted: false, written: cortex.written };
   await cortex.deleteDoc(tenantId, "memory", id);
-  // Its title and tags are among the map's topics (a failure here leaves the delete done).
-  await forgetMemoryMap(env.DB, tenantId)
-    .run()
-    .catch((err) => console.error("memory map not forgotten", err));
+  // Its title and tags may be among the map's topics: only the maps naming them are forgotten, the
+  // others (and every prompt prefix carrying them) stay (a failure here leaves the delete done).
+  await forgetMapsNamingNote(env.DB, tenantId, {
+    former: [...(JSON.parse(gone.tags) as string[]), gone.title],
+    kept: [],
+  }).catch((err) => console.error("memory map not forgotten", err));
   return { deleted: true, written: cortex.written };
 }
 

@@ -142,6 +142,10 @@ export async function runSubAgent(
   };
 }
 
+/** A message's text blocks, one a line. */
+const textOf = (message: StoredMessage) =>
+  message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n");
+
 /** The master's tool result: the final answer, or why there is none, with the call that shows the thread. */
 function reportOf(
   outcome: TurnOutcome,
@@ -170,7 +174,7 @@ function reportOf(
   // The answer is the trailing assistant messages: one reply, or a reply and its continuations.
   const trailing: StoredMessage[] = [];
   for (let i = thread.length - 1; i >= 0 && thread[i].role === "assistant"; i--) trailing.unshift(thread[i]);
-  const answer = trailing.map((m) => m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n")).join("");
+  const answer = trailing.map(textOf).join("");
   const header = `[agent ${name}: ${outcome.modelCalls} model calls; ${pointer}]`;
   // The turn was stopped: not the agent's failure, and what it had written so far is passed on as such.
   if (outcome.stopReason === INTERRUPTED)
@@ -189,5 +193,11 @@ function reportOf(
       content: `${header}\n[cut off by ${outcome.stopReason === "max_tokens" ? "its output limit" : "the model's context window"} before it finished: the answer is partial]${answer ? `\n\n${answer}` : ""}`,
       isError: true,
     };
-  return { content: `${header}\n\n${answer}` };
+  if (answer.trim()) return { content: `${header}\n\n${answer}` };
+  // A final reply with no text (the API's empty end_turn after tool results, which is never saved,
+  // or a reply of thinking only): the agent's answer is the text it wrote last before it, if any.
+  const before = [...thread].reverse().find((m) => m.role === "assistant" && textOf(m).trim());
+  if (before)
+    return { content: `${header}\n[its final reply was empty; its last words before it:]\n\n${textOf(before)}` };
+  return { content: `agent ${name} ended without an answer: its final reply had no text; ${pointer}`, isError: true };
 }

@@ -2,7 +2,8 @@
 // conversation still has no title (or the default "New conversation"), one small call to the
 // conversation's model (through the turn's own client, so Anthropic or the offline model as the
 // turn) writes it. It runs after the turn ended (ctx.waitUntil), so it never delays or fails a
-// turn; a failed or empty answer leaves the title unset, and it is tried once per conversation.
+// turn; a failed, empty, refused or cut-off answer leaves the title unset, and it is tried once
+// per conversation.
 // The exchange is the first a replay keeps: a refused turn is left out (core/replay-rules.ts
 // withoutRefusedTurns, as of every later request), and while none is left the one try is not used
 // up, so the next answered turn titles the conversation. A title the user set (POST with a title,
@@ -61,11 +62,10 @@ export class AutoTitler {
         },
         "title",
       );
-      // A refusal's words are no title: the title stays unset.
-      const title =
-        reply.stop_reason === "refusal"
-          ? ""
-          : cleanTitle(reply.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+      // Only a finished answer is a title: a refusal's words are none, nor is an answer cut off
+      // (max_tokens, model_context_window_exceeded: it would end mid-word). The title stays unset.
+      const finished = reply.stop_reason === "end_turn" || reply.stop_reason === "stop_sequence";
+      const title = finished ? cleanTitle(reply.content.map((b) => (b.type === "text" ? b.text : "")).join("")) : "";
       // Checked again in the serialized head writes: a rename that landed during the call wins.
       const applied =
         !!title &&

@@ -275,4 +275,63 @@ describe("automatic titles", () => {
       else expect(row.cost_usd).toBe(0);
     }
   });
+
+  it("a title cut off (max_tokens, model_context_window_exceeded) is no title: unset, tried once, metered", async () => {
+    const key = await newTenant();
+    const model = catalogEntry("claude-sonnet-5-5")!;
+    for (const stop of ["max_tokens", "model_context_window_exceeded"]) {
+      const id = await untitled(key);
+      const imported = await api(
+        "POST",
+        `/v1/conversations/${id}/import`,
+        {
+          messages: [
+            { role: "user", text: "Compare tide tables" },
+            { role: "assistant", text: "Sure." },
+          ],
+        },
+        { key },
+      );
+      expect(imported.status).toBe(201);
+      let calls = 0;
+      const cut = {
+        messages: {
+          create: async () => {
+            calls++;
+            return {
+              id: "msg_cut",
+              type: "message",
+              role: "assistant",
+              model: model.id,
+              content: [
+                { type: "thinking", thinking: "Let me think about a title for tides", signature: "s" },
+                {
+                  type: "text",
+                  text: "Comparing Tide Tables Across Several Pacific Northwest Harbors and Their Seasonal Var",
+                },
+              ],
+              stop_reason: stop,
+              stop_sequence: null,
+              usage: { input_tokens: 900, output_tokens: 40 },
+            };
+          },
+        },
+      } as unknown as TitleClient;
+      const result = await inObject(stubOf(id), async (instance) => {
+        const titler = new AutoTitler(instance.scope, instance.record, instance.outbox);
+        const first = await titler.afterTurn(cut, model);
+        const source = instance.store.titleSource();
+        // Tried once, as after a refusal: a later turn does not ask again.
+        const again = await titler.afterTurn(cut, model);
+        return { first, source, again };
+      });
+      expect({ stop, ...result, calls }).toEqual({ stop, first: null, source: "auto", again: null, calls: 1 });
+      expect(await titleOf(id, key)).toBe(DEFAULT_TITLE);
+      const report = await eventually(
+        async () => (await api("GET", "/v1/usage", undefined, { key })).json,
+        (u) => u.conversations?.some((row) => row.conversationId === id),
+      );
+      expect(report.conversations.find((r) => r.conversationId === id)).toMatchObject({ titles: 1, input_tokens: 900 });
+    }
+  });
 });

@@ -219,13 +219,13 @@ describe("the chat", () => {
     expect(html).toEqual([
       `<h3 class="md-h" dir="auto">Learning C#</h3>`,
       `<h3 class="md-h" dir="auto">Closed heading</h3>`,
-      "<p dir=\"auto\"><strong><em>bold italic</em></strong></p>",
-      "<p dir=\"auto\">Use *args or <code>**kwargs</code> in Python</p>",
-      "<p dir=\"auto\"><del>old <code>a~~b</code> new</del></p>",
-      "<p dir=\"auto\"><em>see <code>x</code> here</em></p>",
+      '<p dir="auto"><strong><em>bold italic</em></strong></p>',
+      '<p dir="auto">Use *args or <code>**kwargs</code> in Python</p>',
+      '<p dir="auto"><del>old <code>a~~b</code> new</del></p>',
+      '<p dir="auto"><em>see <code>x</code> here</em></p>',
       `<p dir="auto">${link(wiki, "Foo")} and ${link(wiki, wiki)}.</p>`,
       `<p dir="auto">(see ${link("https://example.com/a", "https://example.com/a")})</p>`,
-      "<p dir=\"auto\">a private-use \uE0007\uE001 pair stays text</p>",
+      '<p dir="auto">a private-use \uE0007\uE001 pair stays text</p>',
     ]);
   });
 

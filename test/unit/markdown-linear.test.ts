@@ -49,22 +49,28 @@ describe("markdown on hostile input", () => {
     const deep = "__a ".repeat(40) + "_".repeat(80);
     const html = render(deep);
     expect(html.match(/<strong>/g)?.length).toBe(17);
-    expect(html.startsWith("<p dir=\"auto\"><strong>a <strong>a ")).toBe(true);
+    expect(html.startsWith('<p dir="auto"><strong>a <strong>a ')).toBe(true);
   });
 });
 
 describe("markdown as before", () => {
   it.each([
-    ["**bold** and *emphasis* and ~~old~~", "<p dir=\"auto\"><strong>bold</strong> and <em>emphasis</em> and <del>old</del></p>"],
-    ["***bold italic***", "<p dir=\"auto\"><strong><em>bold italic</em></strong></p>"],
-    ["Use *args or `**kwargs` in Python", "<p dir=\"auto\">Use *args or <code>**kwargs</code> in Python</p>"],
-    ["~~old `a~~b` new~~", "<p dir=\"auto\"><del>old <code>a~~b</code> new</del></p>"],
-    ["*see `x` here*", "<p dir=\"auto\"><em>see <code>x</code> here</em></p>"],
-    ["__strong__ and _em_ but snake_case_name", "<p dir=\"auto\"><strong>strong</strong> and <em>em</em> but snake_case_name</p>"],
-    ["a ** b ** c and 2 * 3 * 4", "<p dir=\"auto\">a ** b ** c and 2 * 3 * 4</p>"],
-    ["**a *b* c**", "<p dir=\"auto\"><strong>a <em>b</em> c</strong></p>"],
-    ["`` a ` b `` and ``` x", "<p dir=\"auto\"><code>a ` b</code> and ``` x</p>"],
-    ["\\*not em\\* and a\\\nbreak  \nhere", "<p dir=\"auto\">*not em* and a<br>break<br>here</p>"],
+    [
+      "**bold** and *emphasis* and ~~old~~",
+      '<p dir="auto"><strong>bold</strong> and <em>emphasis</em> and <del>old</del></p>',
+    ],
+    ["***bold italic***", '<p dir="auto"><strong><em>bold italic</em></strong></p>'],
+    ["Use *args or `**kwargs` in Python", '<p dir="auto">Use *args or <code>**kwargs</code> in Python</p>'],
+    ["~~old `a~~b` new~~", '<p dir="auto"><del>old <code>a~~b</code> new</del></p>'],
+    ["*see `x` here*", '<p dir="auto"><em>see <code>x</code> here</em></p>'],
+    [
+      "__strong__ and _em_ but snake_case_name",
+      '<p dir="auto"><strong>strong</strong> and <em>em</em> but snake_case_name</p>',
+    ],
+    ["a ** b ** c and 2 * 3 * 4", '<p dir="auto">a ** b ** c and 2 * 3 * 4</p>'],
+    ["**a *b* c**", '<p dir="auto"><strong>a <em>b</em> c</strong></p>'],
+    ["`` a ` b `` and ``` x", '<p dir="auto"><code>a ` b</code> and ``` x</p>'],
+    ["\\*not em\\* and a\\\nbreak  \nhere", '<p dir="auto">*not em* and a<br>break<br>here</p>'],
     [
       "See [the docs](https://example.com/docs) or [this](javascript:alert(1)) or <https://x.y/z>.",
       '<p dir="auto">See <a href="https://example.com/docs" target="_blank" rel="noopener noreferrer nofollow">the docs</a> or <span>this</span> or <a href="https://x.y/z" target="_blank" rel="noopener noreferrer nofollow">https://x.y/z</a>.</p>',
@@ -79,7 +85,7 @@ describe("markdown as before", () => {
     ],
     ["## Learning C#", '<h3 class="md-h" dir="auto">Learning C#</h3>'],
     ["## Closed heading ##", '<h3 class="md-h" dir="auto">Closed heading</h3>'],
-    ["a private-use \uE0007\uE001 pair stays text", "<p dir=\"auto\">a private-use \uE0007\uE001 pair stays text</p>"],
+    ["a private-use \uE0007\uE001 pair stays text", '<p dir="auto">a private-use \uE0007\uE001 pair stays text</p>'],
   ])("%j", (text, html) => {
     expect(render(text)).toBe(html);
   });

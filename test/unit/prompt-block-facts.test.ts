@@ -49,9 +49,7 @@ describe("an attachment's note", () => {
     });
     expect(many.length).toBeLessThan(1000);
     expect(many).toMatch(/and \d+ more/);
-    expect(note({ sheets: [{ name: "Budget", rows: 1, columns: 2 }] })).toContain(
-      "sheets: Budget (1 row x 2 columns)",
-    );
+    expect(note({ sheets: [{ name: "Budget", rows: 1, columns: 2 }] })).toContain("sheets: Budget (1 row x 2 columns)");
   });
 
   it("shows a declared type only when it is a media type", () => {

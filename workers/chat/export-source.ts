@@ -32,13 +32,15 @@ export async function exportSourceFor(
   for (let before: string | undefined; ; ) {
     const rows = await listEpisodes(env.DB, { tenantId, limit: PAGE, conversationId, before });
     episodes.push(
-      ...rows.filter((r) => r.throughSeq <= through).map((r) => ({
-        id: r.id,
-        foldJobId: r.foldJobId,
-        throughSeq: r.throughSeq,
-        summary: r.body,
-        at: r.createdAt,
-      })),
+      ...rows
+        .filter((r) => r.throughSeq <= through)
+        .map((r) => ({
+          id: r.id,
+          foldJobId: r.foldJobId,
+          throughSeq: r.throughSeq,
+          summary: r.body,
+          at: r.createdAt,
+        })),
     );
     if (rows.length < PAGE) break;
     before = rows[rows.length - 1].id;

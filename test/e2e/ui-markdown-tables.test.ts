@@ -37,7 +37,7 @@ async function render(text: string): Promise<{ whole: string; streamed: string }
 }
 
 const TABLE =
-  '<div class="table-wrap" tabindex="0" role="region" aria-label="table"><table dir="ltr"><thead><tr><th dir="auto">a</th><th dir="auto">b</th></tr></thead><tbody><tr><td dir="auto">1</td><td dir="auto">2</td></tr></tbody></table></div>';
+  '<div class="table-wrap" dir="ltr" tabindex="0" role="region" aria-label="table"><table><thead><tr><th dir="auto">a</th><th dir="auto">b</th></tr></thead><tbody><tr><td dir="auto">1</td><td dir="auto">2</td></tr></tbody></table></div>';
 
 describe("a table with no blank line before it", () => {
   it("after a paragraph line: the paragraph, then the table", async () => {

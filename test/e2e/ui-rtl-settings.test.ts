@@ -39,13 +39,21 @@ describe("settings: compacting down to", () => {
   });
 });
 
+/** A Hebrew table far wider than a phone: its first column is the right-most. */
+const WIDE_COLUMNS = Array.from({ length: 12 }, (_, i) => `עמודה${i}`);
+const WIDE_TABLE = [
+  `| ${WIDE_COLUMNS.join(" | ")} |`,
+  `|${WIDE_COLUMNS.map(() => "---").join("|")}|`,
+  `| ${WIDE_COLUMNS.map((c, i) => (i ? `https://example.com/${"x".repeat(30)}` : c)).join(" | ")} |`,
+].join("\n");
+
 describe("right-to-left text", () => {
   it("a Hebrew reply, its list and the prompt read right to left; English stays left to right; composers follow their text", async () => {
     const messages = [
       { role: "user", content: "מה שלומך?" },
       {
         role: "assistant",
-        content: "שלום עולם, זו שורה בעברית.\n\n- פריט ראשון.\n- פריט שני.\n\nAn English line.\n\n- one\n- two",
+        content: `שלום עולם, זו שורה בעברית.\n\n- פריט ראשון.\n- פריט שני.\n\nAn English line.\n\n- one\n- two\n\n${WIDE_TABLE}`,
       },
     ];
     const r = await api("POST", "/v1/conversations/import?title=rtl", JSON.stringify({ messages }), {
@@ -74,6 +82,8 @@ describe("right-to-left text", () => {
         return { dir: getComputedStyle(li).direction, left: b.left - a.left, right: a.right - b.right };
       };
       const [rtlList, ltrList] = Array.from(document.querySelectorAll(".md ul"));
+      const wrap = (document.querySelector(".md .table-wrap") as HTMLElement).getBoundingClientRect();
+      const firstHeader = (document.querySelector(".md th") as HTMLElement).getBoundingClientRect();
       return {
         para: getComputedStyle(hebrew).direction,
         fullStopLeftOfFirst: left(text.length - 1) < left(0),
@@ -82,6 +92,8 @@ describe("right-to-left text", () => {
         ltrList: indent(ltrList),
         prompt: getComputedStyle(document.querySelector(".msg.user .text") as HTMLElement).direction,
         composer: document.querySelector("#composer")?.getAttribute("dir"),
+        // A wide table scrolls from its start: its first column (the right-most) is in view.
+        firstHeaderInView: firstHeader.left >= wrap.left - 1 && firstHeader.right <= wrap.right + 1,
       };
     });
     expect(m.para).toBe("rtl");
@@ -92,6 +104,7 @@ describe("right-to-left text", () => {
     expect(m.ltrList).toEqual({ dir: "ltr", left: 24, right: 0 });
     expect(m.prompt).toBe("rtl");
     expect(m.composer).toBe("auto");
+    expect(m.firstHeaderInView).toBe(true);
     await p.fill("#composer", "שלום");
     expect(await p.$eval("#composer", (e) => e.matches(":dir(rtl)"))).toBe(true);
   });

@@ -19,7 +19,9 @@ describe("markdown block direction", () => {
     expect(html).toContain('<h2 class="md-h" dir="auto">כותרת</h2>');
     expect(html).toContain('<p dir="auto">שלום עולם.</p>');
     expect(html).toContain('<ul><li dir="auto">פריט</li><li dir="auto">item</li></ul>');
-    expect(html).toContain('<table dir="rtl"><thead><tr><th dir="auto">א</th><th class="al-right" dir="auto">b</th>');
+    expect(html).toContain(
+      '<div class="table-wrap" dir="rtl" tabindex="0" role="region" aria-label="table"><table><thead><tr><th dir="auto">א</th><th class="al-right" dir="auto">b</th>',
+    );
     expect(html).toContain('<pre tabindex="0"><code>x = 1</code></pre>');
   });
 

@@ -7,7 +7,8 @@
 // Each block of text (paragraph, heading, list item, table cell) has dir="auto": it reads right to
 // left when its first letter is Hebrew or Arabic, and as before otherwise. A quote and a table, whose
 // blocks and cells each carry their own dir (which dir="auto" skips), take the direction of their
-// first letter, so a quote's bar and a table's first column are on that side. Code stays left to right.
+// first letter (a table's on its scroller), so a quote's bar and a table's first column are on that
+// side. Code stays left to right.
 import { h } from "./dom.js";
 
 const AUTO = "auto";
@@ -373,10 +374,12 @@ function table(rows) {
     );
   return h(
     "div",
-    { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "table" },
+    // The direction is the scroller's: a right-to-left table wider than the message starts scrolled
+    // to its first column, on the right.
+    { class: "table-wrap", dir: direction(rows.join("\n")), tabindex: "0", role: "region", "aria-label": "table" },
     h(
       "table",
-      { dir: direction(rows.join("\n")) },
+      null,
       h("thead", null, tr("th", rows[0])),
       h(
         "tbody",

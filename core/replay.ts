@@ -8,7 +8,7 @@
 import { isAttachmentNote, messageChars } from "./render";
 import { CONTINUE_PROMPT, needsContinuePrompt, replayableHistory } from "./replay-rules";
 import { fitRequestLimits } from "./request-limits";
-import { keepValidThinking, knownThinking } from "./thinking-guard";
+import { keepValidThinking, knownThinking, thinkingKey } from "./thinking-guard";
 import { toolResultLocator } from "./request-placeholders";
 import { applyStubs, applyStubsBeforePrompt, fitToWindow } from "./stubs";
 import { requestChars } from "./compactor";
@@ -147,12 +147,15 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   );
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
   const tools = [...input.tools, ...serverToolSpecs(input.settings.serverTools, input.model)];
+  const known = knownThinking(input.history);
   // An earlier message too large for the window (the tail never folds) goes as a stub of its head.
+  // Thinking weighs as the guard below will send it: an unknown block never goes back.
   const windowFit = fitToWindow(stubs.messages, {
     conversationId: input.conversationId,
     fixedChars: requestChars({ system: input.system, tools, messages: preamble }),
     budgetChars: windowBudgetChars(input.settings),
     promptNext,
+    knownThinking: (block) => known.has(thinkingKey(block)),
   });
   const messages = withCacheBreakpoints(
     [...preamble, ...toWireMessages(windowFit.messages, input.importedThrough, promptNext)],
@@ -178,7 +181,7 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
     locate,
   }).request;
   // Really last: a thinking block goes back only while everything before it is as it was produced.
-  const request = keepValidThinking(fitted, knownThinking(input.history));
+  const request = keepValidThinking(fitted, known);
   if (request !== fitted) unguarded.set(request, fitted);
   const estimate = {
     ...estimateRequest(request, input.settings),

@@ -18,7 +18,7 @@
 // transcript's, a client's that answers its calls and asks on in one message). Only its tool_result
 // blocks are weighed and stubbed, the text beside them never; the message still starts an exchange,
 // and its results age with that exchange (stale once it is older than the last few).
-import { isAttachmentNote, isToolResultCarrier, messageChars, renderMessageText } from "./render";
+import { isAttachmentNote, isToolResultCarrier, messageChars } from "./render";
 import { isPrompt, refusedTurns } from "./replay-rules";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
 import { sliceWhole } from "./text-cut";
@@ -228,7 +228,9 @@ export function stubText(opts: {
 // anything after it (the turn's steps are the in-turn compactor's). A stub is a function of its
 // block alone and the choice of the history and settings alone, so the same request is built each
 // time and the prompt cache holds; nothing stored changes. The choice keeps every stub an earlier
-// turn's request carried (it replays them), so a growing history only ever adds stubs.
+// turn's request carried (it replays them), so a growing history only ever adds stubs. Thinking
+// weighs as the request's guard (core/thinking-guard.ts) will send it: an unknown block not at all,
+// and an earlier reply's not once a stub or the pointer put in place at a later turn moved its prefix.
 
 /** Text under this many chars is never stubbed to fit the window: its stub would save too little. */
 export const OVERSIZED_MIN_CHARS = 2_000;
@@ -273,6 +275,12 @@ export interface WindowFit {
   budgetChars: number;
   /** A new prompt follows `messages` (the /replay view): every message is earlier than the turn's prompt. */
   promptNext: boolean;
+  /**
+   * Whether a thinking block can go back at all: known to the platform, with the prefix it was
+   * produced after (core/thinking-guard.ts knownThinking). One that cannot (an imported reply's, a
+   * foreign signature) is never sent, so it weighs nothing. Absent: every thinking block counts.
+   */
+  knownThinking?: (block: ContentBlock) => boolean;
 }
 
 export interface WindowFitOutcome {
@@ -319,7 +327,10 @@ export function omittedRunText(o: {
   const lines = o.run
     .filter((m) => isRealUserPrompt(m) && !o.refused?.has(m.seq))
     .map((m) => {
-      const first = renderMessageText(m)
+      // The person's words: its text blocks, not the headers a rendering gives images and results.
+      const first = m.content
+        .flatMap((b) => (b.type === "text" ? [b.text] : []))
+        .join("\n")
         .split("\n")
         .find((l) => l.trim())
         ?.trim();
@@ -380,21 +391,61 @@ function omittedCut(o: {
   step: number;
   chars: number;
   sizes: readonly number[];
+  /** The thinking each message still sends: a moved pointer moves the prefix of every message it keeps. */
+  thinking: (i: number) => number;
   cutAt: (i: number) => boolean;
   targetChars: number;
   budgetChars: number;
 }): number {
   let chars = o.chars + (o.from === 0 ? OMITTED_POINTER_CHARS : 0);
+  let thinking = 0;
+  for (let i = o.from; i < o.step; i++) thinking += o.thinking(i);
   let last = o.from;
   for (let i = o.from; i <= o.step; i++) {
     if (i > o.from && o.cutAt(i)) {
       last = i;
-      if (chars <= o.targetChars) return i;
+      if (chars - thinking <= o.targetChars) return i;
     }
     if (i === o.step && chars > o.budgetChars) return o.from;
     chars -= o.sizes[i] ?? 0;
+    if (i < o.step) thinking -= o.thinking(i);
   }
   return last;
+}
+
+/** A reply's thinking blocks the fit still counts: each block's index and weight. */
+type LiveThinking = Map<number, { block: number; chars: number }[]>;
+
+/**
+ * The thinking blocks of `messages` that go back (`known`; a refused turn's never), by message index.
+ * Each weighs as messageChars weighs it.
+ */
+function liveThinking(
+  messages: readonly StoredMessage[],
+  refused: ReadonlySet<number>,
+  known: (block: ContentBlock) => boolean,
+): LiveThinking {
+  const live: LiveThinking = new Map();
+  messages.forEach((m, i) => {
+    if (refused.has(i) || m.role !== "assistant") return;
+    const blocks: { block: number; chars: number }[] = [];
+    m.content.forEach((b, block) => {
+      if ((b.type === "thinking" || b.type === "redacted_thinking") && known(b))
+        blocks.push({ block, chars: messageChars({ content: [b] }) });
+    });
+    if (blocks.length) live.set(i, blocks);
+  });
+  return live;
+}
+
+/** What a message weighs in the request, its thinking only where it goes back. */
+function sentChars(m: StoredMessage, live: readonly { block: number; chars: number }[] | undefined): number {
+  let n = 0;
+  m.content.forEach((b, block) => {
+    if (b.type === "thinking" || b.type === "redacted_thinking") n += live?.find((t) => t.block === block)?.chars ?? 0;
+    else n += messageChars({ content: [b] });
+  });
+  return n;
 }
 
 /**
@@ -413,8 +464,11 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
   if (o.promptNext) prompts.push(messages.length);
   const prompt = prompts.at(-1) ?? -1;
   if (prompt <= 0) return unchanged;
+  // Thinking the request's guard never sends (unknown to the platform) weighs nothing from the start.
+  const thinking = liveThinking(messages, refused, o.knownThinking ?? (() => true));
+  const weigh = (i: number) => (refused.has(i) ? 0 : sentChars(messages[i], thinking.get(i)));
   let chars = o.fixedChars;
-  for (let i = 0; i <= prompt && i < messages.length; i++) if (!refused.has(i)) chars += messageChars(messages[i]);
+  for (let i = 0; i <= prompt && i < messages.length; i++) chars += weigh(i);
   // Stubs only shrink a request, and an earlier turn's held less: none of them overflowed either.
   if (chars <= o.budgetChars) return unchanged;
   const candidates: { index: number; block: number; size: number }[] = [];
@@ -437,10 +491,34 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
   // The first message kept after the pointer standing in for the ones before it (0: no pointer).
   let cut = 0;
   const cutAt = (i: number) => i === messages.length || (!refused.has(i) && isPrompt(messages[i]));
+  /**
+   * A stub (block `block` of message `from`) or a moved pointer put in place at the prompt at `step`
+   * moves the prefix of every earlier reply after it: their thinking, produced before, is dropped by
+   * the request's guard, so it stops counting (once). Replies of later turns, produced with it in
+   * place, keep theirs.
+   */
+  const dropThinking = (from: number, block: number, step: number) => {
+    for (const [i, blocks] of thinking) {
+      if (i < from || i >= step) continue;
+      const dropped = blocks.filter((t) => i > from || t.block > block);
+      if (!dropped.length) continue;
+      for (const t of dropped) {
+        chars -= t.chars;
+        sizes[i] -= t.chars;
+      }
+      if (dropped.length === blocks.length) thinking.delete(i);
+      else
+        thinking.set(
+          i,
+          blocks.filter((t) => !dropped.includes(t)),
+        );
+    }
+  };
+  const thinkingOf = (i: number) => thinking.get(i)?.reduce((n, t) => n + t.chars, 0) ?? 0;
   // Each prompt's turn as its request counted it (the history up to that prompt), with the stubs before it.
   for (const step of prompts) {
     for (; counted <= step && counted < messages.length; counted++) {
-      sizes[counted] = refused.has(counted) ? 0 : messageChars(messages[counted]);
+      sizes[counted] = weigh(counted);
       chars += sizes[counted];
     }
     for (const c of candidates) {
@@ -461,6 +539,7 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
       sizes[c.index] -= c.size - stub.length;
       savedChars += c.size - stub.length;
       stubbed++;
+      dropThinking(c.index, c.block, step);
     }
     if (chars <= o.budgetChars) continue;
     // Every earlier text is a stub and the request still overflows: the oldest run goes as a pointer.
@@ -469,6 +548,7 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
       step,
       chars,
       sizes,
+      thinking: thinkingOf,
       cutAt,
       targetChars: Math.floor(o.budgetChars * OMITTED_KEEP_RATIO),
       budgetChars: o.budgetChars,
@@ -477,6 +557,7 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
     if (cut === 0) chars += OMITTED_POINTER_CHARS;
     for (let i = cut; i < next; i++) chars -= sizes[i] ?? 0;
     cut = next;
+    dropThinking(cut, -1, step);
   }
   if (!stubs.size && cut === 0) return unchanged;
   const out = messages.map((m, i) => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { catalogEntry } from "../../core/models/lookup";
 import { buildModelRequest, windowBudgetChars } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
-import { fitToWindow, OMITTED_KEEP_RATIO } from "../../core/stubs";
+import { fitToWindow, OMITTED_KEEP_RATIO, omittedRunText } from "../../core/stubs";
 import { messageChars } from "../../core/render";
 import type { ContentBlock, StoredMessage } from "../../core/types";
 
@@ -58,6 +58,42 @@ describe("a history the stubs cannot bring within the window", () => {
     expect(size(out.messages)).toBeLessThanOrEqual(100_000);
     // The turn's own prompt goes whole.
     expect(out.messages.at(-1)).toBe(history.at(-1));
+  });
+
+  it("names each prompt in the pointer by its words, not by an image's or a result's header", () => {
+    const run: StoredMessage[] = [
+      {
+        id: "m1",
+        seq: 1,
+        role: "user",
+        createdAt: "",
+        content: [
+          { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo".repeat(100) } },
+          { type: "text", text: "What does this tide chart say about Friday?" },
+        ],
+      },
+      {
+        id: "m2",
+        seq: 2,
+        role: "assistant",
+        createdAt: "",
+        content: [{ type: "tool_use", id: "toolu_1", name: "clock", input: {} }],
+      },
+      {
+        id: "m3",
+        seq: 3,
+        role: "user",
+        createdAt: "",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_1", content: "12:00" },
+          { type: "text", text: "And what about the harbour lights?" },
+        ],
+      },
+      { id: "m4", seq: 4, role: "assistant", createdAt: "", content: [{ type: "text", text: "ok" }] },
+    ];
+    const text = omittedRunText({ conversationId: "conv_X", run });
+    expect(text).toContain("- seq 1: What does this tide chart say about Friday?");
+    expect(text).toContain("- seq 3: And what about the harbour lights?");
   });
 
   it("lists no prompt of a refused turn in the pointer: a refused turn is left out of every later request", () => {

@@ -21,6 +21,7 @@ import {
 } from "../../services/projects";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { withoutRefusedTurns } from "../../core/replay-rules";
+import { recountFetchedChars } from "./chars-recount";
 import type { ObjectScope } from "./object-scope";
 import { masterMessages } from "./regenerate";
 import { TurnTools } from "./turn-tools";
@@ -182,7 +183,11 @@ export class ReplayCache {
 
   unsummarizedChars(head: ConversationHead): number {
     this.follow(head);
-    this.unsummarized ??= this.scope.store.charsAfter(head.summarizedThroughMessage ?? 0);
+    if (this.unsummarized === null) {
+      // Rows weighed before the weighing of a fetched PDF changed are weighed again first (once per object).
+      recountFetchedChars(this.scope, replayChars);
+      this.unsummarized = this.scope.store.charsAfter(head.summarizedThroughMessage ?? 0);
+    }
     return this.unsummarized;
   }
 

@@ -9,37 +9,12 @@ import { ToolRegistry, type ToolContext } from "../../agent/tools/registry";
 import type { ModelRequest, StoredMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
 import { persistInto } from "./turn-harness";
+import { messageStart, sse } from "./sse-script";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 const WORDS = "the river bends west past the mill and the old stone bridge ".repeat(8);
 
-/** An SSE body of these events (https://platform.claude.com/docs/en/build-with-claude/streaming). */
-function sse(events: [string, unknown][]): Response {
-  const text = events.map(([type, data]) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`).join("");
-  return new Response(text, { status: 200, headers: { "content-type": "text/event-stream", "request-id": "req_1" } });
-}
-
-const start = (inputTokens: number): [string, unknown] => [
-  "message_start",
-  {
-    type: "message_start",
-    message: {
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      model: SONNET.id,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: {
-        input_tokens: inputTokens,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-        output_tokens: 1,
-      },
-    },
-  },
-];
+const start = messageStart;
 const textBlock = (text: string): [string, unknown][] => [
   ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
   ["ping", { type: "ping" }],

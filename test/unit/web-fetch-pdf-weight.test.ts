@@ -18,31 +18,12 @@ import type { ContentBlock, ModelRequest, StoredMessage } from "../../core/types
 import { replayChars } from "../../durable-objects/conversation/replay-cache";
 import { ask, makeClient } from "./offline-model-client";
 import { persistInto } from "./turn-harness";
+import { messageStart, sse } from "./sse-script";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 const URL_PDF = "https://arxiv.org/pdf/2401.00001";
-type Event = [string, unknown];
-const sse = (events: Event[]) =>
-  new Response(events.map(([t, d]) => `event: ${t}\ndata: ${JSON.stringify(d)}\n\n`).join(""), {
-    status: 200,
-    headers: { "content-type": "text/event-stream", "request-id": "req_1" },
-  });
-const start = (input: number): Event => [
-  "message_start",
-  {
-    type: "message_start",
-    message: {
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      model: SONNET.id,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
-    },
-  },
-];
+
+const start = messageStart;
 /** A PDF of `bytes` bytes as base64 (an ordinary research paper at 1 MB: ~1.33M chars). */
 const pdfBase64 = (bytes: number) =>
   `JVBERi0xLjQK${Buffer.from(Array.from({ length: bytes - 9 }, (_, i) => (i * 7919) % 251)).toString("base64")}`;

@@ -6,26 +6,11 @@ import { describe, expect, it } from "vitest";
 import { corpusEventPrefix, corpusLogKey } from "../../r2-layout";
 import { logCorpusEvent, readCorpusDay, rollUpCorpusDays } from "../../services/corpus";
 import { ADMIN, api } from "./helpers";
+import { limitedBucket } from "./limited-bucket";
 
 async function tenant(): Promise<string> {
   const r = await api("POST", "/v1/admin/tenants", { name: `corpus-${crypto.randomUUID()}` }, { key: ADMIN });
   return r.json.tenant.id;
-}
-
-/** env.BUCKET, counting its calls and refusing them past `limit`, as an invocation's subrequest limit does. */
-function limitedBucket(limit: number): R2Bucket {
-  let calls = 0;
-  return new Proxy(env.BUCKET, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        calls += 1;
-        if (calls > limit) throw new Error("Too many subrequests.");
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
 }
 
 /** env.BUCKET, where `fails` says which calls throw. */

@@ -11,6 +11,7 @@ import { corpusEventKey, corpusEventPrefix, corpusLogKey, promptSnapshotPrefix }
 import chat from "../../workers/chat/index";
 import { logCorpusEvent, readCorpusDay, rollUpCorpusDays } from "../../services/corpus";
 import { ADMIN, api, createConversation, newTenantWithId, send } from "./helpers";
+import { limitedBucket } from "./limited-bucket";
 
 const DAY_MS = 86_400_000;
 
@@ -113,22 +114,6 @@ describe("prompt snapshots", () => {
 
 /** Events one read fetches of a day's events not yet in its log (services/corpus.ts READ_EVENTS). */
 const READ_EVENTS = 800;
-
-/** env.BUCKET, counting its calls and refusing them past `limit`, as an invocation's subrequest limit does. */
-function limitedBucket(limit: number): R2Bucket {
-  let calls = 0;
-  return new Proxy(env.BUCKET, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        calls += 1;
-        if (calls > limit) throw new Error("Too many subrequests.");
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-}
 
 const loggedNumbers = (log: string) => [...log.matchAll(/^- n: (\d+)$/gm)].map((m) => Number(m[1]));
 

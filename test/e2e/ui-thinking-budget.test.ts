@@ -100,11 +100,13 @@ describe("the thinking budget in Settings", () => {
     await p.selectOption("#set-display", "omitted");
     // At max_tokens (the output reserve, within the model's maximum output): refused.
     await p.fill(BUDGET, String(reserve));
-    const body = await save(p, (t) => t.includes("settings.thinkingBudgetTokens"));
+    // The refusal names the field by its label, and the focus is on it.
+    const body = await save(p, (t) => t.includes('"Thinking budget (tokens)"'));
     expect(body).toEqual({
       settings: { thinking: "enabled", thinkingDisplay: "omitted", thinkingBudgetTokens: reserve },
     });
     expect(await p.locator("#settings-status").textContent()).toContain(`must be smaller than ${reserve}`);
+    expect(await p.evaluate(() => document.activeElement?.id)).toBe("set-thinkingBudgetTokens");
     expect(await settings(id)).toEqual(before);
     // The form keeps what the person entered, to correct it.
     expect(await p.inputValue(BUDGET)).toBe(String(reserve));

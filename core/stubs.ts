@@ -467,8 +467,13 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
   // Thinking the request's guard never sends (unknown to the platform) weighs nothing from the start.
   const thinking = liveThinking(messages, refused, o.knownThinking ?? (() => true));
   const weigh = (i: number) => (refused.has(i) ? 0 : sentChars(messages[i], thinking.get(i)));
+  // Each message's weight as sent, weighed once: the fit's own stubs and drops adjust `sizes` below.
+  const weights: number[] = [];
   let chars = o.fixedChars;
-  for (let i = 0; i <= prompt && i < messages.length; i++) chars += weigh(i);
+  for (let i = 0; i <= prompt && i < messages.length; i++) {
+    weights[i] = weigh(i);
+    chars += weights[i];
+  }
   // Stubs only shrink a request, and an earlier turn's held less: none of them overflowed either.
   if (chars <= o.budgetChars) return unchanged;
   const candidates: { index: number; block: number; size: number }[] = [];
@@ -518,7 +523,7 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
   // Each prompt's turn as its request counted it (the history up to that prompt), with the stubs before it.
   for (const step of prompts) {
     for (; counted <= step && counted < messages.length; counted++) {
-      sizes[counted] = weigh(counted);
+      sizes[counted] = weights[counted];
       chars += sizes[counted];
     }
     for (const c of candidates) {

@@ -46,6 +46,17 @@ async function untitled(key: string): Promise<string> {
   return r.json.id;
 }
 
+/** An untitled conversation holding one imported exchange, for a title call driven by hand. */
+async function untitledWithExchange(key: string): Promise<string> {
+  const id = await untitled(key);
+  const messages = [
+    { role: "user", text: "Compare tide tables" },
+    { role: "assistant", text: "Sure." },
+  ];
+  expect((await api("POST", `/v1/conversations/${id}/import`, { messages }, { key })).status).toBe(201);
+  return id;
+}
+
 const titleOf = async (id: string, key: string) =>
   (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.title as string;
 const listedTitle = async (id: string, key: string) =>
@@ -247,19 +258,7 @@ describe("automatic titles", () => {
       { client: refusing([], "cyber"), billed: false },
     ];
     for (const c of cases) {
-      const id = await untitled(key);
-      const imported = await api(
-        "POST",
-        `/v1/conversations/${id}/import`,
-        {
-          messages: [
-            { role: "user", text: "Compare tide tables" },
-            { role: "assistant", text: "Sure." },
-          ],
-        },
-        { key },
-      );
-      expect(imported.status).toBe(201);
+      const id = await untitledWithExchange(key);
       const titled = await inObject(stubOf(id), async (instance) =>
         new AutoTitler(instance.scope, instance.record, instance.outbox).afterTurn(c.client, model),
       );
@@ -280,19 +279,7 @@ describe("automatic titles", () => {
     const key = await newTenant();
     const model = catalogEntry("claude-sonnet-5-5")!;
     for (const stop of ["max_tokens", "model_context_window_exceeded"]) {
-      const id = await untitled(key);
-      const imported = await api(
-        "POST",
-        `/v1/conversations/${id}/import`,
-        {
-          messages: [
-            { role: "user", text: "Compare tide tables" },
-            { role: "assistant", text: "Sure." },
-          ],
-        },
-        { key },
-      );
-      expect(imported.status).toBe(201);
+      const id = await untitledWithExchange(key);
       let calls = 0;
       const cut = {
         messages: {

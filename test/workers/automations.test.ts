@@ -14,6 +14,10 @@ describe("automations API", () => {
     const bad = await postAutomation(key, { schedule: "every hour" });
     expect(bad.status).toBe(400);
     expect(bad.json.error?.message).toMatch(/schedule: not a cron expression/);
+    // A well-formed schedule that could never run is no syntax error: the refusal says only that it never runs.
+    const never = await postAutomation(key, { schedule: "0 0 30 2 *" });
+    expect(never.status).toBe(400);
+    expect(never.json.error?.message).toContain("schedule: never runs: day 30 does not occur in month 2");
     expect((await postAutomation(key, { channel: "../etc" })).status).toBe(400);
     const id = await createAutomation(key, {});
     expect((await api("GET", "/v1/automations", undefined, { key })).json.data.map((a) => a.id)).toEqual([id]);

@@ -48,7 +48,12 @@ const schedule = z
   .max(100)
   .superRefine((v, ctx) => {
     const problem = cronError(v);
-    if (problem) ctx.addIssue({ code: "custom", message: `not a cron expression: ${problem}` });
+    // A schedule that can never run is well-formed: it is refused for that alone, as the docs word it.
+    if (problem)
+      ctx.addIssue({
+        code: "custom",
+        message: problem.startsWith("never runs:") ? problem : `not a cron expression: ${problem}`,
+      });
   })
   // Stored in one spelling (extra spaces, an @name's case): the same schedule sent again is no change.
   .transform(normalizeCron);

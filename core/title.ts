@@ -3,7 +3,7 @@
 // This file is the request and the clean-up of the answer, shared by nothing else.
 import type { ModelEntry } from "./models/catalog";
 import { summarizationParams } from "./model-params";
-import { renderMessageText } from "./render";
+import { isAttachmentNote, isToolResultCarrier, renderMessageText } from "./render";
 import { sliceWhole } from "./text-cut";
 import { VISIBLE, withoutHidden } from "./visible-text";
 import type { ModelRequest, StoredMessage } from "./types";
@@ -29,9 +29,19 @@ export const IMPORTED_TITLE = "Imported conversation";
 /** Whether a title is none at all: blank, or a default the server gave (never one the caller chose). */
 export const untitled = (title: string) => title.trim() === "" || title === DEFAULT_TITLE || title === IMPORTED_TITLE;
 
-/** The first exchange: the first user message with text and the first assistant text after it; null until both exist. */
+/**
+ * A user message's own words: its text without the attachments' notes riding in it (a file named
+ * with the prompt, or one uploaded before it), which the platform wrote, not the person.
+ */
+const ownWords = (m: StoredMessage): string =>
+  renderMessageText({ content: m.content.filter((b) => !isAttachmentNote({ role: "user", content: [b] })) }).trim();
+
+/**
+ * The first exchange: the first user message with words of its own (not a note of a file uploaded
+ * before it, nor a carrier of tool results) and the first assistant text after it; null until both exist.
+ */
 export function firstExchange(messages: readonly StoredMessage[]): { prompt: string; reply: string } | null {
-  const at = messages.findIndex((m) => m.role === "user" && renderMessageText(m).trim() !== "");
+  const at = messages.findIndex((m) => m.role === "user" && !isToolResultCarrier(m) && ownWords(m) !== "");
   if (at < 0) return null;
   const answer = messages
     .slice(at + 1)
@@ -41,7 +51,7 @@ export function firstExchange(messages: readonly StoredMessage[]): { prompt: str
     .map((b) => (b.type === "text" ? b.text : ""))
     .join("")
     .trim();
-  return { prompt: renderMessageText(messages[at]).trim(), reply: replyText };
+  return { prompt: ownWords(messages[at]), reply: replyText };
 }
 
 /** An excerpt cut whole: half a surrogate pair is a 400 on the title call, which is tried only once. */

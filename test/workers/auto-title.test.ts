@@ -14,6 +14,7 @@ import type { ConversationStore } from "../../durable-objects/conversation/conve
 import type { IndexOutbox } from "../../durable-objects/conversation/index-outbox";
 import type { ObjectScope } from "../../durable-objects/conversation/object-scope";
 import type { ConversationRecord } from "../../durable-objects/conversation/record";
+import { upload } from "./attachment-helpers";
 import { api, connectSocket, inConversation, newTenant, send } from "./helpers";
 
 /** The object's private parts this test drives (reached as the tests of fold.test.ts do). */
@@ -97,6 +98,36 @@ describe("automatic titles", () => {
     await send(id, "And glaciers?", key);
     await new Promise((r) => setTimeout(r, 300));
     expect(await titleOf(id, key)).toBe("How do rivers carve canyons");
+  });
+
+  it("titles from the person's words when a file's note comes first: uploaded before the prompt, or named with it", async () => {
+    const key = await newTenant();
+    // Uploaded first: its note is a user message of its own, before the prompt.
+    const first = await untitled(key);
+    expect((await upload(first, "q3-report.txt", "line one\nline two\n", "text/plain", key)).status).toBe(201);
+    expect((await send(first, "Wie backe ich Brot ohne Hefe?", key)).status).toBe(200);
+    // Named with the prompt (the web UI's way): the note rides in the prompt's message, ahead of its words.
+    const named = await untitled(key);
+    const up = await api("POST", `/v1/conversations/${named}/attachments?name=q3-report.txt&attach=false`, "one\n", {
+      key,
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
+    expect(up.status).toBe(201);
+    const turn = await api(
+      "POST",
+      `/v1/conversations/${named}/messages`,
+      { content: "Wie backe ich Brot ohne Hefe?", attachments: [up.json.id] },
+      { key },
+    );
+    expect(turn.status).toBe(200);
+    for (const id of [first, named])
+      expect(
+        await eventually(
+          () => titleOf(id, key),
+          (t) => t !== DEFAULT_TITLE,
+        ),
+      ).toBe("Wie backe ich Brot ohne Hefe");
   });
 
   it("announces the title on the conversation's open sockets: the model's (auto), then a rename (user)", async () => {

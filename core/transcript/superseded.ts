@@ -44,7 +44,14 @@ export class SupersededCheck {
   private checkRun(m: SupersededMarks, where: string): void {
     const run = this.run;
     if (run && run.by === m.supersededBy) return;
-    if (run && m.supersededBy === undefined && !m.agent && isAttachmentNote({ role: m.role, content: m.content ?? [] }))
+    // A note left before the copy: unless it is the copy itself, a prompt typed in a note's shape.
+    if (
+      run &&
+      m.supersededBy === undefined &&
+      !m.agent &&
+      m.sourceId !== run.by &&
+      isAttachmentNote({ role: m.role, content: m.content ?? [] })
+    )
       return;
     if (run && m.sourceId !== run.by)
       throw new TranscriptError(

@@ -54,6 +54,20 @@ describe("an import the platform exported itself", () => {
     ).rejects.toThrow("messages[2]: the messages superseded by m4 (from messages[0]) must be followed at once by m4");
   });
 
+  it("takes a regenerate's copy of a prompt typed in the shape of an attachment note", async () => {
+    // A person can type a note's shape; the copy that closes the run is the prompt, not an upload's note.
+    const typed = '<attachment id="att_abc" name="recipe">\nWhat is a sourdough starter?\n</attachment>';
+    const by = { superseded: true, supersededBy: "m3" };
+    await expect(
+      stage([
+        user(typed, { id: "m1", ...by }),
+        reply("A culture.", { id: "m2", ...by }),
+        user(typed, { id: "m3" }),
+        reply("Flour and water, fermented.", { id: "m4" }),
+      ]),
+    ).resolves.toBe(4);
+  });
+
   it("takes a tool call whose input nests 64 levels, as deep as any JSON body may", async () => {
     const nest = (n: number): unknown => (n === 0 ? 1 : { v: nest(n - 1) });
     // The input's own brace is level 1: 64 levels in all.

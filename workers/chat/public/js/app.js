@@ -1,13 +1,15 @@
 // The router: hash routes, so every view is the same cached index.html and no server fallback is
 // needed. #/ new chat · #/c/<id> chat · #/c/<id>/settings · #/c/<id>/history?at=<msg> ·
-// #/c/<id>/replay · #/search?q= · #/manage (all chats, import, export)
+// #/c/<id>/replay · #/search?q= · #/manage (all chats, import, export) · #/automations · #/keys
 import { session } from "./api.js";
 import { replace } from "./dom.js";
 import { applyPrefs, currentTheme, devView, setDevView, toggleTheme } from "./prefs.js";
 import { errorLine } from "./render.js";
+import { automationsView } from "./views/automations.js";
 import { chatView } from "./views/chat.js";
 import { historyView } from "./views/history.js";
 import { manageView, newChatView } from "./views/home.js";
+import { keysView } from "./views/keys.js";
 import { replayView } from "./views/replay.js";
 import { searchView } from "./views/search.js";
 import { settingsView } from "./views/settings.js";
@@ -41,6 +43,14 @@ let firstMessage = "";
 let signedOutByPerson = false;
 /** How many times Sign out was clicked: a new chat created across one opens nothing. */
 let signOuts = 0;
+
+/** The views with a path of their own, by path. */
+const PAGES = new Map([
+  ["/search", "search"],
+  ["/manage", "manage"],
+  ["/automations", "automations"],
+  ["/keys", "keys"],
+]);
 
 /** @param {boolean} [byPerson] a navigation the person made (a link, the search box, Back), not the page's first load */
 async function route(byPerson = false) {
@@ -78,8 +88,9 @@ async function route(byPerson = false) {
   const [path, query = ""] = hash.split("?");
   const params = new URLSearchParams(query);
   const m = /^\/c\/(conv_[A-Za-z0-9_-]+)(?:\/(history|replay|settings))?$/.exec(path);
-  const view = m ? (m[2] ?? "chat") : path === "/search" ? "search" : path === "/manage" ? "manage" : "home";
+  const view = m ? (m[2] ?? "chat") : (PAGES.get(path) ?? "home");
   document.body.dataset.view = view;
+  markPage(path);
   try {
     if (m && m[2] === "history") await historyView(root, m[1], params, signal);
     else if (m && m[2] === "replay") await replayView(root, m[1], signal);
@@ -92,6 +103,8 @@ async function route(byPerson = false) {
       else stop();
     } else if (path === "/search") await searchView(root, params);
     else if (path === "/manage") await manageView(root);
+    else if (path === "/automations") await automationsView(root, signal);
+    else if (path === "/keys") await keysView(root, signal);
     else {
       const before = signOuts;
       await newChatView(root, (id, first) => {
@@ -110,6 +123,14 @@ async function route(byPerson = false) {
   const now = document.activeElement;
   const untouched = !now || now === document.body || now === from || sameControl(now, from);
   if (byPerson && gen === generation && untouched && view !== "chat" && view !== "home") focusView();
+}
+
+/** The sidebar's links to the account's pages say which one is open. @param {string} path */
+function markPage(path) {
+  for (const a of document.querySelectorAll(".account a[href^='#/']")) {
+    if (a.getAttribute("href") === `#${path}`) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
 }
 
 /**

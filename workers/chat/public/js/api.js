@@ -190,6 +190,38 @@ export function uploadAttachment(conversationId, file, onProgress, opts = {}) {
   );
 }
 
+/** The most one request may carry on Workers: a project file goes up in one (the API has no multipart path for them). */
+export const ONE_REQUEST_MAX = 100 * 1024 * 1024;
+
+/** Files the server can read, by name: others (and types not below) are refused before any upload. */
+const READABLE =
+  /\.(pdf|txt|md|markdown|csv|tsv|json|jsonl|ndjson|log|xml|html?|ya?ml|toml|ini|js|mjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cpp|hpp|cs|php|sh|sql|css|xlsx|docx|png|jpe?g|gif|webp)$/i;
+
+/** Whether the server can read the file (its name, or else its type). @param {File} file */
+export const readable = (file) =>
+  READABLE.test(file.name) || /^(text\/|image\/(png|jpeg|gif|webp)$|application\/(pdf|json))/.test(file.type);
+
+/**
+ * Streams a file into a project, in one request (as a conversation's attachment goes up below
+ * MULTIPART_FROM): every conversation of the project then lists it.
+ * @param {string} projectId
+ * @param {File} file
+ * @param {(sent: number, total: number) => void} onProgress
+ * @returns {{ done: Promise<{id: string, name: string, type: string, size: number, note: string}>, abort: () => void }}
+ */
+export function uploadProjectFile(projectId, file, onProgress) {
+  return sendBytes(
+    "POST",
+    `/v1/projects/${encodeURIComponent(projectId)}/files?name=${encodeURIComponent(file.name)}`,
+    {
+      body: file,
+      type: file.type || "application/octet-stream",
+      expect: 201,
+      onProgress: (sent) => onProgress(sent, file.size),
+    },
+  );
+}
+
 /**
  * The multipart upload: start, the parts one after another, complete; a failure or a cancel
  * aborts it on the server, so nothing of it is kept.

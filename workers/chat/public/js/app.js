@@ -1,6 +1,7 @@
 // The router: hash routes, so every view is the same cached index.html and no server fallback is
 // needed. #/ new chat · #/c/<id> chat · #/c/<id>/settings · #/c/<id>/history?at=<msg> ·
-// #/c/<id>/replay · #/search?q= · #/manage (all chats, import, export) · #/automations · #/keys
+// #/c/<id>/replay · #/search?q= · #/manage (all chats, import, export) · #/automations · #/keys ·
+// #/projects · #/projects/<id> · #/?project=<id> (a new chat in that project)
 import { session } from "./api.js";
 import { replace } from "./dom.js";
 import { applyPrefs, currentTheme, devView, setDevView, toggleTheme } from "./prefs.js";
@@ -10,6 +11,7 @@ import { chatView } from "./views/chat.js";
 import { historyView } from "./views/history.js";
 import { manageView, newChatView } from "./views/home.js";
 import { keysView } from "./views/keys.js";
+import { projectsView, projectView } from "./views/projects.js";
 import { replayView } from "./views/replay.js";
 import { searchView } from "./views/search.js";
 import { settingsView } from "./views/settings.js";
@@ -50,6 +52,7 @@ const PAGES = new Map([
   ["/manage", "manage"],
   ["/automations", "automations"],
   ["/keys", "keys"],
+  ["/projects", "projects"],
 ]);
 
 /** @param {boolean} [byPerson] a navigation the person made (a link, the search box, Back), not the page's first load */
@@ -88,7 +91,8 @@ async function route(byPerson = false) {
   const [path, query = ""] = hash.split("?");
   const params = new URLSearchParams(query);
   const m = /^\/c\/(conv_[A-Za-z0-9_-]+)(?:\/(history|replay|settings))?$/.exec(path);
-  const view = m ? (m[2] ?? "chat") : (PAGES.get(path) ?? "home");
+  const project = /^\/projects\/(proj_[A-Za-z0-9_-]+)$/.exec(path);
+  const view = m ? (m[2] ?? "chat") : project ? "project" : (PAGES.get(path) ?? "home");
   document.body.dataset.view = view;
   markPage(path);
   try {
@@ -105,14 +109,20 @@ async function route(byPerson = false) {
     else if (path === "/manage") await manageView(root);
     else if (path === "/automations") await automationsView(root, signal);
     else if (path === "/keys") await keysView(root, signal);
+    else if (path === "/projects") await projectsView(root, signal);
+    else if (project) await projectView(root, project[1], signal);
     else {
       const before = signOuts;
-      await newChatView(root, (id, first) => {
-        // Signed out while the conversation was being created: the message goes with the person.
-        if (signOuts !== before) return;
-        firstMessage = first;
-        location.hash = `#/c/${id}`;
-      });
+      await newChatView(
+        root,
+        (id, first) => {
+          // Signed out while the conversation was being created: the message goes with the person.
+          if (signOuts !== before) return;
+          firstMessage = first;
+          location.hash = `#/c/${id}`;
+        },
+        { projectId: params.get("project") || undefined, signal },
+      );
     }
   } catch (err) {
     if (gen === generation && session.key) replace(root, errorLine(err));
@@ -125,10 +135,14 @@ async function route(byPerson = false) {
   if (byPerson && gen === generation && untouched && view !== "chat" && view !== "home") focusView();
 }
 
-/** The sidebar's links to the account's pages say which one is open. @param {string} path */
+/**
+ * The sidebar's links to the account's pages say which one is open (Projects for a project's page too).
+ * @param {string} path
+ */
 function markPage(path) {
+  const page = path.startsWith("/projects/") ? "/projects" : path;
   for (const a of document.querySelectorAll(".account a[href^='#/']")) {
-    if (a.getAttribute("href") === `#${path}`) a.setAttribute("aria-current", "page");
+    if (a.getAttribute("href") === `#${page}`) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
 }

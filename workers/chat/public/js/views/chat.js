@@ -5,7 +5,7 @@
 // one, which stays a step back in the reply's ‹ n / N › versions) and Retry (a failed turn, or a last
 // turn with no reply). Picked files are staged as
 // chips and uploaded on Send, then sent with the message as its `attachments`.
-import { ApiError, api, openSocket, plainError, session, uploadAttachment, watchSocket } from "../api.js";
+import { ApiError, api, openSocket, plainError, readable, session, uploadAttachment, watchSocket } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
 import { copyText, renderMarkdown } from "../markdown.js";
 import { announce, conversationsChanged } from "../prefs.js";
@@ -27,9 +27,6 @@ import { pendingCallsPanel } from "./pending-calls.js";
 const RECENT = 60;
 /** How long to wait before each look for the server's automatic title after the first exchange. */
 const TITLE_CHECKS_MS = [300, 700, 1_500, 3_000, 5_000];
-/** Files the server can read (others are refused before upload). */
-const READABLE =
-  /\.(pdf|txt|md|markdown|csv|tsv|json|jsonl|ndjson|log|xml|html?|ya?ml|toml|ini|js|mjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cpp|hpp|cs|php|sh|sql|css|xlsx|docx|png|jpe?g|gif|webp)$/i;
 const MAX_UPLOAD = 1024 * 1024 * 1024;
 
 /**
@@ -1427,7 +1424,7 @@ export async function chatView(root, id, opts = {}) {
    * @param {File} file
    */
   function stage(file) {
-    if (!READABLE.test(file.name) && !/^(text\/|image\/(png|jpeg|gif|webp)$|application\/(pdf|json))/.test(file.type)) {
+    if (!readable(file)) {
       // The alert is inside the item: a list holds only list items.
       const row = h(
         "li",

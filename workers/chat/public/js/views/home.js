@@ -1,6 +1,7 @@
 // A new chat: the composer straight away (with the model to use), the conversation created on the
-// first message. #/manage keeps the full list with import and export.
-import { api, plainError, session } from "../api.js";
+// first message; `#/?project=<id>` starts it in a project (named on the page, `projectId` on the
+// create). #/manage keeps the full list with import and export.
+import { ApiError, api, plainError, session } from "../api.js";
 import { h, num, replace, time } from "../dom.js";
 import { conversationsChanged } from "../prefs.js";
 import { errorLine } from "../render.js";
@@ -10,8 +11,15 @@ import { exportAllButton, importPanel } from "./transfer.js";
 /** The new-chat composer's draft in sessionStorage, beside each chat's `draft:<id>`. */
 const DRAFT_KEY = "draft:new";
 
-/** @param {HTMLElement} root @param {(id: string, first: string) => void} open */
-export async function newChatView(root, open) {
+/**
+ * @param {HTMLElement} root @param {(id: string, first: string) => void} open
+ * @param {{ projectId?: string, signal?: AbortSignal }} [opts] `projectId`: the chat is made in that
+ *   project; `signal`: aborted once the person has gone on to another view (the project's name and
+ *   the models are not drawn over it)
+ */
+export async function newChatView(root, open, { projectId, signal } = {}) {
+  /** The new-chat draft, one for each project (what was typed there is that project's chat). */
+  const draftKey = projectId ? `${DRAFT_KEY}:${projectId}` : DRAFT_KEY;
   const text = /** @type {HTMLTextAreaElement} */ (
     h("textarea", {
       id: "composer",
@@ -24,6 +32,10 @@ export async function newChatView(root, open) {
   );
   const status = h("div", { role: "status" });
   const models = h("span", { class: "model-pick" });
+  // Its name once the project is read; a project deleted meanwhile says so (the create would be refused).
+  const inProject = projectId
+    ? h("div", { class: "in-project", id: "new-chat-project" }, h("span", { class: "muted" }, "In a project…"))
+    : null;
   const form = h(
     "form",
     { class: "composer new", id: "new-chat-form" },
@@ -34,7 +46,13 @@ export async function newChatView(root, open) {
   const view = h(
     "div",
     { class: "chat new-chat-view" },
-    h("div", { class: "hero" }, h("h1", null, "What can I help with?")),
+    h(
+      "div",
+      { class: "hero" },
+      inProject
+        ? h("div", null, h("h1", null, "What can I help with?"), inProject)
+        : h("h1", null, "What can I help with?"),
+    ),
     form,
   );
   replace(root, view);
@@ -56,6 +74,8 @@ export async function newChatView(root, open) {
   // loads, and a message sent before then starts on the default model.
   /** @type {HTMLElement | null} */
   let select = null;
+  /** The model the project's settings name (its chats start on it), once the project is read. @type {string | null} */
+  let projectModel = null;
 
   let busy = false;
   async function start() {
@@ -64,17 +84,20 @@ export async function newChatView(root, open) {
     busy = true;
     // Kept until the conversation exists: a refused key swaps this view for the sign-in form, and
     // the message waits for the new-chat view that follows it (as a chat keeps its `draft:<id>`).
-    sessionStorage.setItem(DRAFT_KEY, content);
+    sessionStorage.setItem(draftKey, content);
     try {
       const model = /** @type {HTMLSelectElement | null} */ (select)?.value;
-      const conv = await api("POST", "/v1/conversations", model ? { settings: { model } } : {});
+      // In a project that names a model, the pick goes only when it is another: the project's
+      // settings (that model's included) are what its new chats start with.
+      const picked = model && model !== projectModel ? { settings: { model } } : {};
+      const conv = await api("POST", "/v1/conversations", projectId ? { projectId, ...picked } : picked);
       // The chat it opens sends the message (and keeps it, under its own draft, if that fails).
-      sessionStorage.removeItem(DRAFT_KEY);
+      sessionStorage.removeItem(draftKey);
       conversationsChanged();
       open(conv.id, content);
     } catch (err) {
       // Still signed in, the view (and the message in it) stays: no draft is needed.
-      if (session.key) sessionStorage.removeItem(DRAFT_KEY);
+      if (session.key) sessionStorage.removeItem(draftKey);
       replace(status, errorLine(plainError(err).text));
       busy = false;
     }
@@ -90,15 +113,41 @@ export async function newChatView(root, open) {
   text.addEventListener("input", grow);
   // A message whose sending left this view before its conversation existed (the key was refused:
   // the sign-in form took the page) is back, once.
-  const draft = sessionStorage.getItem(DRAFT_KEY);
-  sessionStorage.removeItem(DRAFT_KEY);
+  const draft = sessionStorage.getItem(draftKey);
+  sessionStorage.removeItem(draftKey);
   if (draft?.trim()) {
     text.value = draft;
     grow();
   }
   text.focus();
+  if (projectId && inProject) {
+    try {
+      const project = await api("GET", `/v1/projects/${encodeURIComponent(projectId)}`);
+      if (signal?.aborted) return;
+      projectModel = project.settings?.model ?? null;
+      document.title = `New chat · ${project.name} · context-chat`;
+      replace(
+        inProject,
+        "In the project ",
+        h("a", { href: `#/projects/${encodeURIComponent(projectId)}`, dir: "auto" }, project.name),
+        h("span", { class: "muted" }, ` · ${project.files.length === 1 ? "1 file" : `${project.files.length} files`}`),
+      );
+    } catch (err) {
+      if (signal?.aborted) return;
+      replace(
+        inProject,
+        errorLine(
+          err instanceof ApiError && err.type === "not_found"
+            ? "This project no longer exists: the chat can't be started in it."
+            : plainError(err).text,
+        ),
+      );
+    }
+  }
   try {
-    select = await modelSelect(null);
+    const picker = await modelSelect(projectModel);
+    if (signal?.aborted) return;
+    select = picker;
     replace(models, h("label", { for: "new-model" }, "Model "), select);
   } catch {
     // Without the list the chat still starts, on the default model: the page says so.

@@ -181,16 +181,20 @@ export async function settingsView(root, id, signal) {
     status,
   );
   /**
-   * Each field a refusal may name (`settings.<key>`), with the label the form shows it under.
-   * @type {Map<string, { label: string, input: HTMLElement }>}
+   * Each field a refusal may name (`settings.<key>`), with the label the form shows it under; the
+   * settings the form has no field for (set through the API, kept by a Save: a model switch may
+   * leave them refused) by their name in words, with no field to focus.
+   * @type {Map<string, { label: string, input?: HTMLElement }>}
    */
   const labelled = new Map([
+    ["serverTools", { label: "Server tools", input: undefined }],
+    ["refusalFallbackModel", { label: "Refusal fallback model", input: undefined }],
     ["model", { label: "Model", input: model }],
     ["thinking", { label: "Thinking", input: thinking }],
     ["thinkingBudgetTokens", { label: "Thinking budget (tokens)", input: budget }],
     ["thinkingDisplay", { label: "Thinking shown", input: display }],
     ["effort", { label: "Effort", input: effort }],
-    ...numbers.map((n) => /** @type {[string, { label: string, input: HTMLElement }]} */ ([n.key, n])),
+    ...numbers.map((n) => /** @type {[string, { label: string, input?: HTMLElement }]} */ ([n.key, n])),
   ]);
   /**
    * A refusal in the form's words: each `settings.<key>` it names is shown as that field's label,
@@ -203,7 +207,7 @@ export async function settingsView(root, id, signal) {
     const said = text.replace(/\bsettings\.(\w+)/g, (whole, /** @type {string} */ key) => {
       const f = labelled.get(key);
       if (!f) return whole;
-      first ??= f.input;
+      first ??= f.input ?? null;
       return `"${f.label}"`;
     });
     if (first) {

@@ -7,6 +7,7 @@ import { ftsTerms } from "../../core/fts-terms";
 import { isToolResultCarrier, renderMessageText } from "../../core/render";
 import { assistantWeight } from "../../core/speaker-weight";
 import { contentTerms } from "../../core/stopwords";
+import { closeAfterMarks, foldedLookup, rowTerms, runPhrase } from "./script-terms";
 import {
   COMMON_WORD_ROWS,
   COMMON_WORD_SHARE,
@@ -115,6 +116,7 @@ export function cutMarkedSnippet(
     const tail = start + room >= text.length ? "" : cutInMatch ? `…${MATCH_CLOSE}` : "…";
     text = `${start > 0 ? "…" : ""}${shown}${tail}`;
   }
+  text = closeAfterMarks(text, MATCH_CLOSE);
   const matches: [number, number][] = [];
   let from = -1;
   const snippet = text.replace(/[\uE000\uE001]/g, (mark, at: number) => {
@@ -170,59 +172,12 @@ function maskOwnMarks(marked: string, plain: string): string | null {
 const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
 
 /**
- * A run of Chinese or Japanese characters (Han, Hiragana, Katakana and the prolonged sound mark), or
- * of Hangul: unicode61 makes the whole run one token, so a word inside it is found through its
- * character bigrams (cjkTerms).
+ * A row's `terms` (script-terms.ts rowTerms: the bigrams of runs of Chinese, Japanese, Korean, Thai,
+ * Lao, Khmer and Myanmar; a Latin word or number written against such a run; a word's folded form
+ * where unicode61 does not fold it; a word with vowel signs whole), null if it needs none. The name
+ * is the first version's, kept for its callers (rows.ts).
  */
-const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー]+/gu;
-
-/**
- * What each of a row's terms starts with: a private-use character, a token character to unicode61
- * (it keeps Co) that no query word holds (queryWords takes letters, marks, numbers and `_`) nor any text
- * is expected to. A term is never a token of the body, so a phrase over the terms never matches the
- * body's own tokens (the two-character runs of "上海、海关" are tokens 上海 海关, side by side), nor
- * reaches from the body's last token into the terms.
- */
-const TERM_MARK = "\uE002";
-
-/** The CJK runs of `text`, each as its characters (code points). */
-const cjkRuns = (text: string): string[][] => [...text.matchAll(CJK_RUN)].map(([run]) => [...run]);
-
-/** The overlapping character bigrams of a run's characters, each marked. */
-const bigramsOf = (chars: readonly string[]): string[] => chars.slice(1).map((c, i) => TERM_MARK + chars[i] + c);
-
-/** A run's terms: its bigrams, then its last character alone, each marked. */
-const runTerms = (chars: readonly string[]): string[] => [...bigramsOf(chars), TERM_MARK + chars[chars.length - 1]];
-
-/**
- * A row's `terms` (d1-migrations/cortex-shard/0004_cjk_terms.sql: the index holds the body and
- * these), space separated, each marked with TERM_MARK: for each CJK run of `text` its overlapping
- * character bigrams and its last character alone (a run of one character is that character); null
- * if it has no run. The last character makes a one-character query word exact as a prefix
- * (cjkPhrase: 猫* finds every bigram starting with 猫, and the run-final 猫 of "我的猫" alone), and
- * it ends each run: a phrase of bigrams never runs on from one run into the next ("上海 and 海关"
- * holds 上海 海 海关 关, never 上海 海关). One term per run more than the bigrams, for CJK text only.
- */
-export function cjkTerms(text: string): string | null {
-  const terms = cjkRuns(text).flatMap(runTerms);
-  return terms.length ? terms.join(" ") : null;
-}
-
-/**
- * A query word's CJK runs as the FTS5 phrase over rows' terms (cjkTerms) that finds them inside
- * longer runs; null if the word has none. A word of one run is its bigrams, found anywhere in a run;
- * a word of several (`東京-タワー`) must be consecutive runs of the row, the first ending one (its
- * bigrams then its last character) and the last starting one (what lies between runs is not
- * checked). A last run of one character (`猫`) is a prefix term: every bigram starting with it, or
- * it alone as a run's last character.
- */
-function cjkPhrase(word: string): string | null {
-  const runs = cjkRuns(word);
-  const last = runs.pop();
-  if (last === undefined) return null;
-  const terms = [...runs.flatMap(runTerms), ...bigramsOf(last)];
-  return last.length === 1 ? `${quoted([...terms, TERM_MARK + last[0]].join(" "))}*` : quoted(terms.join(" "));
-}
+export const cjkTerms = rowTerms;
 
 /**
  * The upsert of one cortex_docs row, its parameters in column order (doc_id, tenant_id,
@@ -472,14 +427,19 @@ export const MAX_SEARCH_TERMS = 64;
 const quoted = (word: string) => `"${word.replace(/"/g, '""')}"`;
 
 /**
- * A query word as the FTS5 expression the ranking scores: the word as one phrase, or, where it holds
- * a CJK run, `("word" OR cjkPhrase)`: the phrase over the rows' terms, so a word inside a longer run
- * is found (`("猫" OR "\uE002猫"*)` for a one-character word).
+ * A query word as the FTS5 expression the ranking scores: the word as one phrase (its spellings), or,
+ * where it holds a run of a script written without spaces, `("word" OR runPhrase)`: the phrase over
+ * the rows' terms, so a word inside a longer run is found (`("猫" OR "\uE002猫"*)` for a one-character
+ * word); or its folded form too, where unicode61 does not fold it (`("αθήνα" OR "αθηνα")`). A word a
+ * combining mark cuts (Devanagari's vowel signs, Thai's) is not looked for as written, which would
+ * be the pieces the marks cut it into, but as its run's bigrams or its sealed term
+ * (script-terms.ts foldedLookup): rows indexed before those terms are not found by it.
  */
 const ftsPhrase = (word: string) => {
-  const spellings = ftsSpellings(word).map(quoted);
-  const cjk = cjkPhrase(word.normalize("NFC"));
-  if (cjk !== null) spellings.push(cjk);
+  const nfc = word.normalize("NFC");
+  const { cut, folded } = foldedLookup(nfc);
+  const expressions = [runPhrase(nfc), folded].filter((e): e is string => e !== null);
+  const spellings = cut && expressions.length ? expressions : [...ftsSpellings(word).map(quoted), ...expressions];
   return spellings.length === 1 ? spellings[0] : `(${spellings.join(" OR ")})`;
 };
 
@@ -498,6 +458,12 @@ function ftsSpellings(word: string): string[] {
   }
   return [...byTerms.values()];
 }
+
+/** What a hit's snippet marks of a query word: its spellings, and its folded form where that is looked for. */
+const snippetExpressions = (word: string): string[] => {
+  const { folded } = foldedLookup(word.normalize("NFC"));
+  return [...ftsSpellings(word).map(quoted), ...(folded === null ? [] : [folded])];
+};
 
 export interface SearchOptions {
   conversationId?: string;
@@ -673,7 +639,8 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
   // The same window twice, marked and not (hitSnippet tells FTS5's marks from the text's own). The
   // words as written only: a CJK word's bigrams match in the row's terms, past its body's tokens,
   // and a window chosen there would show the body's end, unmarked (runSearch shows its start).
-  const match = p(words.flatMap(ftsSpellings).map(quoted).join(" OR "));
+  // A word's folded form too (foldedLookup), which a text written without its diacritics holds.
+  const match = p(words.flatMap(snippetExpressions).join(" OR "));
   const sql = `WITH RECURSIVE
     a(h) AS (SELECT hex(substr(block, 1, 9)) FROM cortex_fts_data WHERE id = 1),
     varint(k, n, done) AS (

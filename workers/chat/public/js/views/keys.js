@@ -2,7 +2,7 @@
 // uses), a create form whose new secret is shown this once with Copy, and revoke after a confirm.
 // Revoking the key this tab is signed in with signs out as any refused key does: the next request
 // is refused (401), which api.js turns into the sign-in form.
-import { ApiError, api, plainError } from "../api.js";
+import { ApiError, api, plainError, session } from "../api.js";
 import { h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
 import { clearInvalid, field, inFormWords, localToIso, oneAtATime, when } from "./fields.js";
@@ -15,6 +15,20 @@ const said = (err) =>
 
 /** @param {any} k */
 const label = (k) => k.name || "Unnamed key";
+
+/**
+ * Which key a control is about, when names repeat (several "Unnamed key"s): its name and last four.
+ * @param {any} k
+ */
+const whichKey = (k) =>
+  `${label(k)} ending ${k.last4 ? `…${k.last4}` : `(unknown), created ${new Date(k.createdAt).toLocaleString()}`}`;
+
+/**
+ * A key created while the person had gone on to another view: its secret, not seen yet, kept in
+ * this tab's memory only until the API keys page is next drawn for the same signed-in key.
+ * @type {{ owner: string, created: { key: any, apiKey: string } } | undefined}
+ */
+let unseen;
 
 /** @type {Record<string, string>} */
 const STATES = { active: "Active", revoked: "Revoked", expired: "Expired" };
@@ -62,6 +76,15 @@ export async function keysView(root, signal) {
       ),
     ),
   );
+  const waiting = unseen;
+  unseen = undefined;
+  if (waiting && waiting.owner === session.key) {
+    replace(
+      /** @type {HTMLElement} */ (form.querySelector("#key-form-status")),
+      "A key was created while you were on another page. Copy its secret now: it will not be shown again.",
+    );
+    showSecret(secret, waiting.created);
+  }
 
   /** @param {string | undefined} cursor */
   async function load(cursor) {
@@ -128,14 +151,25 @@ function createForm({ shown, created }) {
     if (named) body.name = named;
     if (expiresAt) body.expiresAt = expiresAt;
     replace(status, h("span", { class: "muted" }, "Creating…"));
+    const mine = session.key;
     try {
       const r = await api("POST", "/v1/keys", body);
+      // Signed out (perhaps another tenant signed in) meanwhile: the secret is not theirs to see.
+      if (session.key !== mine || !mine) return;
+      // Gone on to another view meanwhile: the secret waits for the next visit to this page (or
+      // goes to the one already drawn, if the person came back before the answer).
+      if (!shown.isConnected) {
+        const drawn = document.getElementById("new-key-slot");
+        if (drawn) showSecret(drawn, r);
+        else unseen = { owner: mine, created: r };
+        return;
+      }
       created(r.key);
       form.reset();
       replace(status, "Key created. Copy its secret now: it will not be shown again.");
       showSecret(shown, r);
     } catch (err) {
-      replace(status, errorLine(inFormWords(said(err), fields)));
+      if (session.key === mine) replace(status, errorLine(inFormWords(said(err), fields)));
     }
   });
   form.addEventListener("submit", (e) => (e.preventDefault(), send()));
@@ -234,7 +268,7 @@ function keyItem(initial, listStatus) {
         k.revokedAt ? [" · revoked ", when(k.revokedAt)] : null,
       ),
     );
-    revoke.setAttribute("aria-label", `Revoke ${label(k)}`);
+    revoke.setAttribute("aria-label", `Revoke ${whichKey(k)}`);
     actions.hidden = state !== "active";
   };
   draw();
@@ -265,15 +299,20 @@ function keyItem(initial, listStatus) {
     yes.addEventListener(
       "click",
       oneAtATime(yes, async () => {
+        // The answer is about this key's session only: after Sign out (and perhaps another
+        // tenant's sign-in in this tab) it changes nothing on the page.
+        const mine = session.key;
         let revoked;
         try {
           revoked = (await api("DELETE", `/v1/keys/${encodeURIComponent(k.id)}`)).key;
         } catch (err) {
+          if (session.key !== mine) return;
           // A 409 (the tenant's last active key) says why in the API's words.
           keep();
           return void replace(status, errorLine(said(err)));
         }
-        if (k.current) return signedOutByRevoke();
+        if (session.key !== mine || !mine) return;
+        if (k.current) return signedOutByRevoke(mine);
         k = { ...k, ...revoked };
         confirm.replaceWith(actions);
         draw();
@@ -290,13 +329,15 @@ function keyItem(initial, listStatus) {
 /**
  * This tab's own key was revoked: the next request with it is refused (401), and api.js signs out
  * as for any refused key. In another data center a cache may accept it for up to a minute more:
- * the revocation's answer is proof enough, so the tab signs out the same way then too.
+ * the revocation's answer is proof enough, so the tab signs out the same way then too, unless the
+ * person signed out (or another key signed in) meanwhile.
+ * @param {string} revoked the key revoked, the one this tab was signed in with
  */
-async function signedOutByRevoke() {
+async function signedOutByRevoke(revoked) {
   try {
-    await api("GET", "/v1/keys?limit=1");
+    await api("GET", "/v1/keys?limit=1", undefined, revoked);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return;
   }
-  window.dispatchEvent(new CustomEvent("unauthorized"));
+  if (session.key === revoked) window.dispatchEvent(new CustomEvent("unauthorized"));
 }

@@ -30,7 +30,7 @@ export interface ThinkingCheck {
   dropped: Set<string>;
   /** Reasoning tokens each kept block carries (counted as input). */
   tokens: Map<WireBlock, number>;
-  /** Where a reply to this request chains on: the last and the first kept thinking block. */
+  /** Where a reply to this request chains on: the last and the first thinking block sent (read or not). */
   previous: string;
   root: string;
 }
@@ -38,7 +38,13 @@ export interface ThinkingCheck {
 const BETA_HEADER = "thinking-binding-controls-2026-08-01";
 
 export function checkThinking(request: WireRequest, model: ModelProfile, betas: readonly string[] = []): ThinkingCheck {
-  const kept: { key: string; i: number; j: number; block: WireBlock; seal: ThinkingSeal; id: string }[] = [];
+  type Entry = { key: string; i: number; j: number; block: WireBlock; seal: ThinkingSeal; id: string };
+  const kept: Entry[] = [];
+  // Every block as sent, those the model cannot read included: the chain is of what the client sent
+  // ("If the prefix differs from what you sent when the block was produced", preserved-thinking), so a
+  // block produced while an unreadable one was dropped still follows it when a model that reads both
+  // gets the history (A, then B, then A again).
+  const sent: Entry[] = [];
   const dropped = new Set<string>();
   for (const at of eachBlock(request)) {
     if (at.block.type !== "thinking" && at.block.type !== "redacted_thinking") continue;
@@ -50,8 +56,10 @@ export function checkThinking(request: WireRequest, model: ModelProfile, betas: 
           : `${at.path}: Invalid \`data\` in \`redacted_thinking\` block`,
       );
     const key = `${at.i}.${at.j}`;
+    const entry = { key, i: at.i, j: at.j, block: at.block, seal, id: thinkingId(at.block) };
+    sent.push(entry);
     if (!canRead(model, seal.m)) dropped.add(key);
-    else kept.push({ key, i: at.i, j: at.j, block: at.block, seal, id: thinkingId(at.block) });
+    else kept.push(entry);
   }
 
   checkLatestTurn(request, kept);
@@ -62,9 +70,9 @@ export function checkThinking(request: WireRequest, model: ModelProfile, betas: 
     const beta = betas.includes(BETA_HEADER)
       ? ""
       : ` That setting requires the \`${BETA_HEADER}\` value in the \`anthropic-beta\` header.`;
-    for (const [n, entry] of kept.entries()) {
-      if (entry.seal.b !== 1) continue;
-      if (walk.before.get(entry.key) !== entry.seal.p || !chainHolds(kept.slice(0, n), entry.seal)) {
+    for (const [n, entry] of sent.entries()) {
+      if (dropped.has(entry.key) || entry.seal.b !== 1) continue;
+      if (walk.before.get(entry.key) !== entry.seal.p || !chainHolds(sent.slice(0, n), entry.seal)) {
         throw invalid(
           `messages.${entry.i}.content.${entry.j}: Invalid \`signature\` in \`thinking\` block. The block is bound to a different conversation. Remove the block, or set \`thinking.block_binding.prefix_mismatch_behavior\` to "drop_block".${beta}`,
         );
@@ -74,8 +82,8 @@ export function checkThinking(request: WireRequest, model: ModelProfile, betas: 
   return {
     dropped,
     tokens: new Map(kept.map((entry) => [entry.block, entry.seal.n])),
-    previous: kept[kept.length - 1]?.id ?? "",
-    root: kept[0]?.id ?? "",
+    previous: sent[sent.length - 1]?.id ?? "",
+    root: sent[0]?.id ?? "",
   };
 }
 

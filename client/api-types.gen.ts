@@ -1031,6 +1031,8 @@ export interface Routes {
     body: BodyInit;
     response: {
       id: string;
+      name: string;
+      note: string;
       [key: string]: unknown;
     };
   };
@@ -1042,6 +1044,64 @@ export interface Routes {
     query: undefined;
     body: undefined;
     response: null;
+  };
+  "POST /v1/projects/{id}/files/uploads": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: {
+      name: string;
+      type?: string;
+    };
+    response: {
+      fileId: string;
+      uploadId: string;
+      minPartBytes: number;
+      [key: string]: unknown;
+    };
+  };
+  "DELETE /v1/projects/{id}/files/uploads/{fileId}": {
+    path: {
+      id: string;
+      fileId: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: null;
+  };
+  "POST /v1/projects/{id}/files/uploads/{fileId}/complete": {
+    path: {
+      id: string;
+      fileId: string;
+    };
+    query: undefined;
+    body: {
+      parts: Array<{
+        partNumber: number;
+        etag: string;
+      }>;
+    };
+    response: {
+      id: string;
+      name: string;
+      note: string;
+      [key: string]: unknown;
+    };
+  };
+  "PUT /v1/projects/{id}/files/uploads/{fileId}/parts/{part}": {
+    path: {
+      id: string;
+      fileId: string;
+      part: string;
+    };
+    query: undefined;
+    body: BodyInit;
+    response: {
+      partNumber: number;
+      etag: string;
+      [key: string]: unknown;
+    };
   };
   "GET /v1/search": {
     path: undefined;

@@ -42,7 +42,8 @@ const TURN_BODY_LIMIT = 12 * 1024 * 1024;
 const BODY_LIMIT = 256 * 1024;
 /** A multipart upload's complete lists up to 10,000 parts, each an etag of up to 200 characters. */
 const COMPLETE_BODY_LIMIT = 3 * 1024 * 1024;
-const UPLOAD_COMPLETE_PATH = /^\/v1\/conversations\/[^/]+\/attachments\/uploads\/[^/]+\/complete$/;
+const UPLOAD_COMPLETE_PATH =
+  /^\/v1\/(conversations\/[^/]+\/attachments|projects\/[^/]+\/files)\/uploads\/[^/]+\/complete$/;
 const WS_PATH = /^\/v1\/conversations\/[^/]+\/ws$/;
 
 export const app = new Hono<AppEnv>();
@@ -101,7 +102,7 @@ app.get(
 );
 
 const UPLOAD_PATH =
-  /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files|conversations\/import)$/;
+  /^\/v1\/((conversations\/[^/]+\/attachments|projects\/[^/]+\/files)(\/uploads\/[^/]+\/parts\/[^/]+)?|conversations\/import)$/;
 
 app.use("/v1/*", async (c, next) => {
   // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here (bodyLimit

@@ -27,20 +27,22 @@ import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { cortexBookmarkAnswer, doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
+import {
+  completeParts,
+  contentLength,
+  createUpload,
+  multipartDocs,
+  NAME,
+  openUpload,
+  putPart,
+  startUpload,
+  uploadedParts,
+} from "./multipart-upload";
 
 const attachment = resource("Attachment", "An uploaded file: name, type, size, facts and its reference note.");
 
 export const attachmentRoutes = new Hono<AppEnv>();
 
-export const NAME = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a file name is refused for
-  .refine((v) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069/\\]/.test(v), {
-    message: "no slashes, control characters, line separators or bidi overrides",
-  });
 /**
  * `attach=false` stages the file: stored and inspected, but its note does not join the
  * conversation until a turn names it in `attachments` (the web UI's composer sends it that way).
@@ -50,28 +52,8 @@ const uploadQuery = z.strictObject({
   attach: z.enum(["true", "false"], { message: 'must be "true" or "false"' }).optional(),
 });
 const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: idCursor("att", "an attachment id") });
-/** A media type (`type/subtype`, parameters allowed): it becomes the download's Content-Type header. */
-const MEDIA_TYPE = z
-  .string()
-  .max(200)
-  .regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;[\x20-\x7E]*)?$/, "a media type such as text/plain");
-const createUpload = z.strictObject({ name: NAME, type: MEDIA_TYPE.optional() });
 const completeUpload = z.strictObject({
-  parts: z
-    .array(z.strictObject({ partNumber: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) }))
-    .min(1)
-    .max(10_000)
-    // R2 answers a part named twice with its internal error (10001): refused here as the request's fault.
-    .superRefine((parts, ctx) => {
-      const seen = new Set<number>();
-      for (const { partNumber } of parts) {
-        if (seen.has(partNumber)) {
-          ctx.addIssue({ code: "custom", message: `part ${partNumber} is listed twice` });
-          return;
-        }
-        seen.add(partNumber);
-      }
-    }),
+  parts: uploadedParts,
   // As a single upload's `attach=false`: the file is staged until a turn names it.
   attach: z.boolean().optional(),
 });
@@ -86,18 +68,6 @@ async function conversationFor(c: { env: Env; get(k: "tenantId"): string; req: {
   const stub = conversationObject(c.env, conversationId);
   if (!(await stub.getMeta({ tenantId, conversationId }))) throw notFound("conversation");
   return { tenantId, conversationId, stub };
-}
-
-export function contentLength(header: string | undefined): number {
-  const n = Number(header);
-  if (!header || !Number.isInteger(n) || n < 0)
-    throw new ApiError(
-      411,
-      "length_required",
-      "Content-Length is required; for a body of unknown length use the multipart upload API",
-    );
-  if (n === 0) throw badRequest("body: the upload is empty");
-  return n;
 }
 
 /**
@@ -243,12 +213,35 @@ export async function storeUpload(
   const { req, row, stub } = upload;
   const length = contentLength(req.headers.get("content-length") ?? undefined);
   await insertAttachment(env.DB, row);
+  return finishUpload(env, {
+    row,
+    stub,
+    stored: async () => {
+      const stored = await env.BUCKET.put(row.r2Key, req.body, { httpMetadata: { contentType: row.type } });
+      if (!stored || stored.size !== length) throw badRequest(`body: received ${stored?.size ?? 0} of ${length} bytes`);
+    },
+  });
+}
+
+/**
+ * An upload's end, single or multipart: `stored` puts its bytes in place (the body written, the
+ * parts joined), then `finish`. Nothing is left half-written: any failure removes every trace of the
+ * upload (but a file its note may name, NoteUnconfirmed), except a multipart complete's refusal,
+ * which leaves the upload and its parts for the same complete sent again.
+ */
+export async function finishUpload(
+  env: Env,
+  { row, stub, stored }: { row: AttachmentRow; stub: Parameters<typeof finish>[2]; stored: () => Promise<void> },
+) {
   try {
-    const stored = await env.BUCKET.put(row.r2Key, req.body, { httpMetadata: { contentType: row.type } });
-    if (!stored || stored.size !== length) throw badRequest(`body: received ${stored?.size ?? 0} of ${length} bytes`);
+    await stored();
+  } catch (err) {
+    if (!row.uploadId) await purgeAttachment(env, row);
+    throw err;
+  }
+  try {
     return await finish(env, row, stub);
   } catch (err) {
-    // Nothing is left half-written: every trace of the failed upload goes (but a file its note may name).
     if (!(err instanceof NoteUnconfirmed)) await purgeAttachment(env, row);
     throw err;
   }
@@ -366,120 +359,58 @@ attachmentRoutes.delete(
   },
 );
 
-// ---- multipart: create, parts, complete, abort --------------------------------------------
+// ---- multipart: create, parts, complete, abort (routes/multipart-upload.ts) ----------------
 
-attachmentRoutes.post(
-  "/uploads",
-  doc({
-    summary: "Start a multipart upload",
-    responses: {
-      201: {
-        description: "The upload",
-        schema: z.looseObject({ attachmentId: z.string(), uploadId: z.string(), minPartBytes: z.number() }),
-      },
-    },
-  }),
-  ...jsonBody(createUpload),
-  async (c) => {
-    const { tenantId, conversationId, stub } = await conversationFor(c);
-    const body = c.req.valid("json");
-    const row = newRow({ tenantId, conversationId, name: body.name, type: body.type ?? null, status: "uploading" });
-    const upload = await c.env.BUCKET.createMultipartUpload(row.r2Key, { httpMetadata: { contentType: row.type } });
-    const started = { ...row, uploadId: upload.uploadId };
-    await insertAttachment(c.env.DB, started);
-    // Asked again now that the row exists: a conversation deleted since the first check may have
-    // purged its attachments before this row landed, and nothing would ever remove it or abort
-    // the upload (the conversation's DELETE is a 404 from then on).
-    if (!(await stub.getMeta({ tenantId, conversationId }))) {
-      await purgeAttachment(c.env, started);
-      throw notFound("conversation");
-    }
-    return c.json({ attachmentId: row.id, uploadId: upload.uploadId, minPartBytes: 5 * 1024 * 1024 }, 201);
-  },
-);
+const multipart = multipartDocs({
+  of: "",
+  idField: "attachmentId",
+  completed: { description: "The attachment and its note", schema: attachment },
+});
 
-async function openUpload(
+attachmentRoutes.post("/uploads", doc(multipart.start), ...jsonBody(createUpload), async (c) => {
+  const { tenantId, conversationId, stub } = await conversationFor(c);
+  const body = c.req.valid("json");
+  const { row, uploadId, minPartBytes } = await startUpload(c.env, {
+    row: newRow({ tenantId, conversationId, name: body.name, type: body.type ?? null, status: "uploading" }),
+    gone: async () => ((await stub.getMeta({ tenantId, conversationId })) ? null : notFound("conversation")),
+  });
+  return c.json({ attachmentId: row.id, uploadId, minPartBytes }, 201);
+});
+
+async function conversationUpload(
   c: Parameters<typeof conversationFor>[0] & { req: { param(k: "id" | "attachmentId"): string } },
 ) {
   const { tenantId, conversationId, stub } = await conversationFor(c);
-  const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
-  if (!row || row.conversationId !== conversationId || row.status !== "uploading" || !row.uploadId)
-    throw notFound("upload");
-  return { row, stub, upload: c.env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId) };
+  const open = await openUpload(c.env, {
+    tenantId,
+    id: c.req.param("attachmentId"),
+    owned: (row) => row.conversationId === conversationId,
+  });
+  return { ...open, stub };
 }
 
-attachmentRoutes.put(
-  "/uploads/:attachmentId/parts/:part",
-  doc({
-    summary: "Upload one part",
-    rawBody: { description: "The part's bytes; Content-Length required" },
-    responses: {
-      200: { description: "The part", schema: z.looseObject({ partNumber: z.number(), etag: z.string() }) },
-    },
-  }),
-  async (c) => {
-    const { upload } = await openUpload(c);
-    const raw = c.req.param("part");
-    const part = /^[1-9]\d{0,4}$/.test(raw) ? Number(raw) : 0;
-    if (part < 1 || part > 10_000) throw badRequest("part: a number from 1 to 10000");
-    contentLength(c.req.header("content-length"));
-    const uploaded = await upload.uploadPart(part, c.req.raw.body!);
-    return c.json({ partNumber: uploaded.partNumber, etag: uploaded.etag });
-  },
-);
+attachmentRoutes.put("/uploads/:attachmentId/parts/:part", doc(multipart.part), async (c) => {
+  const { upload } = await conversationUpload(c);
+  return c.json(await putPart(upload, { part: c.req.param("part"), req: c.req.raw }));
+});
 
 attachmentRoutes.post(
   "/uploads/:attachmentId/complete",
-  doc({
-    summary: "Complete a multipart upload",
-    responses: { 201: { description: "The attachment and its note", schema: attachment } },
-  }),
+  doc(multipart.complete),
   ...jsonBody(completeUpload),
   async (c) => {
-    const { row, stub, upload } = await openUpload(c);
+    const { row, stub, upload } = await conversationUpload(c);
     const { parts, attach } = c.req.valid("json");
-    try {
-      await upload.complete(parts);
-    } catch (err) {
-      throw completeRefused(err);
-    }
-    try {
-      return c.json(await finish(c.env, row, attach === false ? null : stub), 201);
-    } catch (err) {
-      if (!(err instanceof NoteUnconfirmed)) await purgeAttachment(c.env, row);
-      throw err;
-    }
+    const stored = () => completeParts(upload, parts);
+    return c.json(await finishUpload(c.env, { row, stub: attach === false ? null : stub, stored }), 201);
   },
 );
 
-/**
- * R2's codes (at the end of its error's message) for a complete the request itself got wrong: the
- * upload gone, a part not found or with another etag, a part below the least size, parts out of
- * order. Any other failure is storage's, not the caller's: a 502 the same complete may be retried
- * after, since the upload and its parts stay.
- */
-const CALLER_CODES = new Set(["10011", "10024", "10025", "10048"]);
-
-function completeRefused(err: unknown): ApiError {
-  const message = err instanceof Error ? err.message : String(err);
-  const code = /\((\d{5})\)\s*$/.exec(message)?.[1];
-  if (code && CALLER_CODES.has(code)) return badRequest(`parts: the upload could not be completed (${message})`);
-  return new ApiError(
-    502,
-    "storage_error",
-    `the upload could not be completed: storage failed (${message}); its parts are kept, send the same complete again`,
-  );
-}
-
-attachmentRoutes.delete(
-  "/uploads/:attachmentId",
-  doc({ summary: "Abort a multipart upload", responses: { 204: { description: "Aborted" } } }),
-  async (c) => {
-    const { row } = await openUpload(c);
-    await purgeAttachment(c.env, row);
-    return c.body(null, 204);
-  },
-);
+attachmentRoutes.delete("/uploads/:attachmentId", doc(multipart.abort), async (c) => {
+  const { row } = await conversationUpload(c);
+  await purgeAttachment(c.env, row);
+  return c.body(null, 204);
+});
 
 /**
  * A file name as `filename*`'s value (RFC 8187): UTF-8, percent-encoded outside attr-char.

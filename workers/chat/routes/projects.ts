@@ -4,6 +4,7 @@ import { z } from "zod";
 import { attachmentNote } from "../../../services/attachments/note";
 import { isId } from "../../../core/ids";
 import { attachmentToDelete, purgeAttachment } from "../../../services/attachments/delete";
+import type { AttachmentRow } from "../../../services/attachments/store";
 import {
   createProject,
   deleteProject,
@@ -25,7 +26,17 @@ import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query, visibleName } from "../validate";
-import { declaredType, NAME, newRow, storeUpload } from "./attachments";
+import { declaredType, finishUpload, newRow, storeUpload } from "./attachments";
+import {
+  completeParts,
+  createUpload,
+  multipartDocs,
+  NAME,
+  openUpload,
+  putPart,
+  startUpload,
+  uploadedParts,
+} from "./multipart-upload";
 import { doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
 
@@ -40,6 +51,9 @@ const projectWithFiles = z
     id: "ProjectWithFiles",
     description: "A project and the first page of its files (`filesNext`: the cursor of the next page).",
   });
+
+/** A file as its upload answers it: the attachment's fields and the note the project's conversations get. */
+const uploadedFile = z.looseObject({ id: z.string(), name: z.string(), note: z.string() });
 
 export const projectRoutes = new Hono<AppEnv>();
 
@@ -184,19 +198,44 @@ const projectFull = () =>
     `the project has ${MAX_PROJECT_FILES} files, the most it may have; delete one before uploading another`,
   );
 
+/** The caller's project with room for one more file: another tenant's, or none, is a 404; a full one a 409. */
+async function projectWithRoom(c: { env: Env; get(k: "tenantId"): string; req: { param(k: "id"): string } }) {
+  const tenantId = c.get("tenantId");
+  const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
+  if (!project) throw notFound("project");
+  if (!(await projectHasRoom(c.env.DB, tenantId, project.id))) throw projectFull();
+  return { tenantId, project };
+}
+
+/**
+ * Checked again once a file is ready: the project may have been deleted while the file came in, or
+ * filled by uploads racing this one. Either way the file goes, as it does when the check itself
+ * fails: a failed upload leaves nothing behind (a project file has no note).
+ */
+async function keepInProject(
+  env: Env,
+  { tenantId, projectId, row }: { tenantId: string; projectId: string; row: AttachmentRow },
+) {
+  const kept = await keepProjectFile(env.DB, { tenantId, projectId }).catch(async (err) => {
+    await purgeAttachment(env, row);
+    throw err;
+  });
+  if (kept !== "kept") {
+    await purgeAttachment(env, row);
+    throw kept === "gone" ? notFound("project") : projectFull();
+  }
+}
+
 projectRoutes.post(
   "/:id/files",
   doc({
     summary: "Upload a project file (the body is its bytes)",
     rawBody: { description: "The file's bytes; Content-Length required" },
-    responses: { 201: { description: "The file", schema: z.looseObject({ id: z.string() }) } },
+    responses: { 201: { description: "The file and its note", schema: uploadedFile } },
   }),
   query(z.strictObject({ name: NAME })),
   async (c) => {
-    const tenantId = c.get("tenantId");
-    const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
-    if (!project) throw notFound("project");
-    if (!(await projectHasRoom(c.env.DB, tenantId, project.id))) throw projectFull();
+    const { tenantId, project } = await projectWithRoom(c);
     const row = newRow({
       tenantId,
       conversationId: "",
@@ -206,20 +245,66 @@ projectRoutes.post(
       projectId: project.id,
     });
     const file = await storeUpload(c.env, { req: c.req.raw, row, stub: null });
-    // Checked again now that the file is ready: the project may have been deleted while it streamed
-    // in, or filled by uploads racing this one. Either way the file goes, as it does when the
-    // check itself fails: a failed upload leaves nothing behind (a project file has no note).
-    const kept = await keepProjectFile(c.env.DB, { tenantId, projectId: project.id }).catch(async (err) => {
-      await purgeAttachment(c.env, row);
-      throw err;
-    });
-    if (kept !== "kept") {
-      await purgeAttachment(c.env, row);
-      throw kept === "gone" ? notFound("project") : projectFull();
-    }
+    await keepInProject(c.env, { tenantId, projectId: project.id, row });
     return c.json(file, 201);
   },
 );
+
+// ---- multipart, for a file larger than one request allows (routes/multipart-upload.ts) ------
+
+const multipart = multipartDocs({
+  of: " of a project file",
+  idField: "fileId",
+  completed: { description: "The file and its note", schema: uploadedFile },
+});
+
+projectRoutes.post("/:id/files/uploads", doc(multipart.start), ...jsonBody(createUpload), async (c) => {
+  const { tenantId, project } = await projectWithRoom(c);
+  const { name, type } = c.req.valid("json");
+  const { row, uploadId, minPartBytes } = await startUpload(c.env, {
+    row: newRow({ tenantId, conversationId: "", name, type: type ?? null, status: "uploading", projectId: project.id }),
+    // A project deleted since the check above may have swept its files before this row landed.
+    gone: async () => ((await getProject(c.env.DB, tenantId, project.id)) ? null : notFound("project")),
+  });
+  return c.json({ fileId: row.id, uploadId, minPartBytes }, 201);
+});
+
+/** The project's open upload `:fileId`: the project is checked first, as every route of it does. */
+async function projectUpload(c: { env: Env; get(k: "tenantId"): string; req: { param(k: "id" | "fileId"): string } }) {
+  const tenantId = c.get("tenantId");
+  const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
+  if (!project) throw notFound("project");
+  const open = await openUpload(c.env, {
+    tenantId,
+    id: c.req.param("fileId"),
+    owned: (row) => row.projectId === project.id,
+  });
+  return { tenantId, project, ...open };
+}
+
+projectRoutes.put("/:id/files/uploads/:fileId/parts/:part", doc(multipart.part), async (c) => {
+  const { upload } = await projectUpload(c);
+  return c.json(await putPart(upload, { part: c.req.param("part"), req: c.req.raw }));
+});
+
+projectRoutes.post(
+  "/:id/files/uploads/:fileId/complete",
+  doc(multipart.complete),
+  ...jsonBody(z.strictObject({ parts: uploadedParts })),
+  async (c) => {
+    const { tenantId, project, row, upload } = await projectUpload(c);
+    const { parts } = c.req.valid("json");
+    const file = await finishUpload(c.env, { row, stub: null, stored: () => completeParts(upload, parts) });
+    await keepInProject(c.env, { tenantId, projectId: project.id, row });
+    return c.json(file, 201);
+  },
+);
+
+projectRoutes.delete("/:id/files/uploads/:fileId", doc(multipart.abort), async (c) => {
+  const { row } = await projectUpload(c);
+  await purgeAttachment(c.env, row);
+  return c.body(null, 204);
+});
 
 /** Deletes the project and its files; its conversations stay, detached (see deleteProject). */
 projectRoutes.delete(

@@ -140,6 +140,8 @@ export async function allPages(path, limit = 500) {
 export const MULTIPART_FROM = 64 * 1024 * 1024;
 /** The size of each part but the last (R2 wants them equal, and at least the server's minPartBytes). */
 const PART_BYTES = 16 * 1024 * 1024;
+/** The largest file the pages send (the chat's composer, views/chat.js MAX_UPLOAD, refuses past the same). */
+export const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
 /**
  * Sends `body` with XMLHttpRequest, because fetch cannot report upload progress.
@@ -177,7 +179,12 @@ function sendBytes(method, url, { body, type, expect, onProgress }) {
  * @returns {{ done: Promise<{id: string, note: string, size: number}>, abort: () => void }}
  */
 export function uploadAttachment(conversationId, file, onProgress, opts = {}) {
-  if (file.size > (opts.multipartFrom ?? MULTIPART_FROM)) return uploadInParts(conversationId, file, onProgress, opts);
+  if (file.size > (opts.multipartFrom ?? MULTIPART_FROM))
+    return uploadInParts(`/v1/conversations/${encodeURIComponent(conversationId)}/attachments/uploads`, file, {
+      ...opts,
+      onProgress,
+      idOf: (start) => start.attachmentId,
+    });
   return sendBytes(
     "POST",
     `/v1/conversations/${encodeURIComponent(conversationId)}/attachments?name=${encodeURIComponent(file.name)}${opts.attach === false ? "&attach=false" : ""}`,
@@ -190,9 +197,6 @@ export function uploadAttachment(conversationId, file, onProgress, opts = {}) {
   );
 }
 
-/** The most one request may carry on Workers: a project file goes up in one (the API has no multipart path for them). */
-export const ONE_REQUEST_MAX = 100 * 1024 * 1024;
-
 /** Files the server can read, by name: others (and types not below) are refused before any upload. */
 const READABLE =
   /\.(pdf|txt|md|markdown|csv|tsv|json|jsonl|ndjson|log|xml|html?|ya?ml|toml|ini|js|mjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cpp|hpp|cs|php|sh|sql|css|xlsx|docx|png|jpe?g|gif|webp)$/i;
@@ -202,42 +206,43 @@ export const readable = (file) =>
   READABLE.test(file.name) || /^(text\/|image\/(png|jpeg|gif|webp)$|application\/(pdf|json))/.test(file.type);
 
 /**
- * Streams a file into a project, in one request (as a conversation's attachment goes up below
- * MULTIPART_FROM): every conversation of the project then lists it.
+ * Streams a file into a project as a conversation's attachment goes up: in one request, or in parts
+ * past `multipartFrom` (default MULTIPART_FROM). Every conversation of the project then lists it.
  * @param {string} projectId
  * @param {File} file
  * @param {(sent: number, total: number) => void} onProgress
+ * @param {{ multipartFrom?: number, partBytes?: number }} [opts]
  * @returns {{ done: Promise<{id: string, name: string, type: string, size: number, note: string}>, abort: () => void }}
  */
-export function uploadProjectFile(projectId, file, onProgress) {
-  return sendBytes(
-    "POST",
-    `/v1/projects/${encodeURIComponent(projectId)}/files?name=${encodeURIComponent(file.name)}`,
-    {
-      body: file,
-      type: file.type || "application/octet-stream",
-      expect: 201,
-      onProgress: (sent) => onProgress(sent, file.size),
-    },
-  );
+export function uploadProjectFile(projectId, file, onProgress, opts = {}) {
+  const files = `/v1/projects/${encodeURIComponent(projectId)}/files`;
+  if (file.size > (opts.multipartFrom ?? MULTIPART_FROM))
+    return uploadInParts(`${files}/uploads`, file, { ...opts, onProgress, idOf: (start) => start.fileId });
+  return sendBytes("POST", `${files}?name=${encodeURIComponent(file.name)}`, {
+    body: file,
+    type: file.type || "application/octet-stream",
+    expect: 201,
+    onProgress: (sent) => onProgress(sent, file.size),
+  });
 }
 
 /**
- * The multipart upload: start, the parts one after another, complete; a failure or a cancel
- * aborts it on the server, so nothing of it is kept.
- * @param {string} conversationId
+ * The multipart upload (a conversation's attachment or a project's file, `base` its `…/uploads`):
+ * start, the parts one after another, complete; a failure or a cancel aborts it on the server, so
+ * nothing of it is kept.
+ * @param {string} base
  * @param {File} file
- * @param {(sent: number, total: number) => void} onProgress
- * @param {{ attach?: boolean, partBytes?: number }} opts
+ * @param {{ onProgress: (sent: number, total: number) => void, idOf: (start: Record<string, string>) => string, attach?: boolean, partBytes?: number }} opts
+ *   `idOf`: the file's id in the start's answer
  */
-function uploadInParts(conversationId, file, onProgress, opts) {
-  const base = `/v1/conversations/${encodeURIComponent(conversationId)}/attachments/uploads`;
+function uploadInParts(base, file, opts) {
+  const { onProgress } = opts;
   /** @type {{ abort: () => void } | null} */
   let current = null;
   let cancelled = false;
   const done = (async () => {
     const start = await api("POST", base, { name: file.name, type: file.type || undefined });
-    const at = `${base}/${encodeURIComponent(start.attachmentId)}`;
+    const at = `${base}/${encodeURIComponent(opts.idOf(start))}`;
     try {
       const size = Math.max(opts.partBytes ?? PART_BYTES, start.minPartBytes);
       const parts = [];

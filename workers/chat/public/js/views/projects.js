@@ -3,12 +3,14 @@
 // paged by `next`), a create form and a rename in place; a project's page with its files and their
 // notes, an upload (one request per file, with progress and ✕), a file's delete after a confirm,
 // its settings shown read-only, and "New chat in this project" (#/?project=<id>, home.js).
-import { ApiError, api, ONE_REQUEST_MAX, plainError, readable, uploadProjectFile } from "../api.js";
+import { ApiError, api, MAX_UPLOAD_BYTES, plainError, readable, uploadProjectFile } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
 import { clearInvalid, field, firstEmpty, inFormWords, oneAtATime, when } from "./fields.js";
 
 const PAGE = 50;
+/** MAX_UPLOAD_BYTES as people read it. */
+const MAX_UPLOAD_SAID = "1 GB";
 const NAME_HINT = "Up to 200 characters. Its conversations are told the project's current name.";
 
 /** What went wrong; a 404 here is the project (deleted elsewhere) or its file, not a conversation. @param {unknown} err */
@@ -385,7 +387,7 @@ function filesPanel(id, project) {
       h(
         "span",
         { class: "field-hint", id: "project-file-hint" },
-        `PDF, text, code, CSV, XLSX, DOCX or images, up to ${bytes(ONE_REQUEST_MAX)} each; a project holds up to 200 files.`,
+        `PDF, text, code, CSV, XLSX, DOCX or images, up to ${MAX_UPLOAD_SAID} each; a project holds up to 200 files.`,
       ),
     ),
     uploads,
@@ -417,8 +419,9 @@ async function moreFiles(id, { files, cursor, signal }) {
 }
 
 /**
- * One file going up: a row with its progress and ✕ (cancels it), gone once it is up; a file the
- * server cannot read, or too large for one request, is refused before it is sent.
+ * One file going up (in parts when it is large, as the chat's are: js/api.js uploadProjectFile): a
+ * row with its progress and ✕ (cancels it), gone once it is up; a file the server cannot read, or
+ * over MAX_UPLOAD_BYTES, is refused before it is sent.
  * @param {string} id @param {File} file
  * @param {{ uploads: HTMLElement, done: (f: any) => void }} opts
  */
@@ -436,8 +439,7 @@ function upload(id, file, { uploads, done }) {
     remove.onclick = () => row.remove();
   };
   if (!readable(file)) return failed("can't be read here: use PDF, text, code, CSV, XLSX, DOCX or an image.");
-  if (file.size > ONE_REQUEST_MAX)
-    return failed(`is too large (${bytes(file.size)}; at most ${bytes(ONE_REQUEST_MAX)}).`);
+  if (file.size > MAX_UPLOAD_BYTES) return failed(`is too large (${bytes(file.size)}; at most ${MAX_UPLOAD_SAID}).`);
   const bar = /** @type {HTMLProgressElement} */ (
     h("progress", { max: "1", value: "0", "aria-label": `Uploading ${file.name}` })
   );

@@ -2,7 +2,9 @@
 // answered after Sign out and another tenant's sign-in leaves the new person signed in; a key
 // created while the person went to another view shows its secret when they come back; the Revoke
 // buttons of unnamed keys say which key each revokes; and at phone width a long unbroken name in a
-// status line wraps instead of scrolling the page sideways.
+// status line wraps instead of scrolling the page sideways. On the Projects page a rename answered
+// after the person moved on names no other tab, and an upload refused for a key signed out meanwhile
+// signs nobody else out.
 import type { Page, Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { ADMIN, api } from "./client";
@@ -138,5 +140,65 @@ describe("the manage pages at phone width", () => {
     const key = await fits();
     if (autoId) await api("DELETE", `/v1/automations/${autoId}`);
     expect({ automation, project, key }).toEqual({ automation: true, project: true, key: true });
+  });
+});
+
+describe("the Projects page after review HZ", () => {
+  it("a project rename answered after the person moved on, or signed out, names no other view's tab", async () => {
+    const proj = (await api("POST", "/v1/projects", { name: `hz project ${Date.now()}` })).json;
+    const p = await signedInTab(f.browser(), f.contexts);
+    const renameHeld = async (to: string) => {
+      await p.evaluate((id) => (location.hash = `#/projects/${id}`), proj.id);
+      await p.waitForSelector("#project-heading");
+      const held = await hold(p, `**/v1/projects/${proj.id}`, "PATCH");
+      await p.click("#project-rename");
+      await p.fill(`#rename-${proj.id}`, to);
+      await p.keyboard.press("Enter");
+      await expect.poll(() => held.seen()).toBe(true);
+      return held;
+    };
+    const moved = await renameHeld("Acquisition of Initech");
+    await p.click('#sidebar .account a[href="#/keys"]');
+    await p.waitForSelector("#key-form");
+    moved.release();
+    await expect
+      .poll(async () => (await api("GET", `/v1/projects/${proj.id}`)).json.name)
+      .toBe("Acquisition of Initech");
+    await p.waitForTimeout(500);
+    expect(await p.title()).toBe("API keys · context-chat");
+    await p.unroute(`**/v1/projects/${proj.id}`);
+    const signedOut = await renameHeld("Layoffs list Q1");
+    await p.click("#sign-out");
+    await p.waitForSelector("#signin-form");
+    signedOut.release();
+    await expect.poll(async () => (await api("GET", `/v1/projects/${proj.id}`)).json.name).toBe("Layoffs list Q1");
+    await p.waitForTimeout(500);
+    expect(await p.title()).toBe("Sign in · context-chat");
+  });
+
+  it("a project upload refused (401) for the last key after another tenant signed in leaves the new tenant signed in", async () => {
+    const a = await tenant("hz-ua");
+    const b = await tenant("hz-ub");
+    const proj = (await api("POST", "/v1/projects", { name: "A's project" }, { key: a })).json;
+    const p = await signedInTab(f.browser(), f.contexts, { key: a });
+    await p.evaluate((id) => (location.hash = `#/projects/${id}`), proj.id);
+    await p.waitForSelector("#project-file");
+    const held = await hold(p, `**/v1/projects/${proj.id}/files**`, "POST");
+    await p.setInputFiles("#project-file", { name: "a.txt", mimeType: "text/plain", buffer: Buffer.from("hello") });
+    await expect.poll(() => held.seen()).toBe(true);
+    await p.click("#sign-out");
+    await p.waitForSelector("#signin-form");
+    await p.fill("#api-key", b);
+    await p.click("#signin-form button[type=submit]");
+    await p.waitForSelector("#new-chat-form");
+    // A's key is revoked meanwhile: the held upload is refused with a 401 for it.
+    const mine = (await api("GET", "/v1/keys", undefined, { key: a })).json.data.find(
+      (k: { current: boolean }) => k.current,
+    );
+    expect((await api("DELETE", `/v1/keys/${mine.id}`, undefined, { key: a })).status).toBe(200);
+    held.release();
+    await p.waitForTimeout(2000);
+    expect(await p.locator("#signin-form").count()).toBe(0);
+    expect((await api("GET", "/v1/keys", undefined, { key: b })).status).toBe(200);
   });
 });

@@ -152,13 +152,18 @@ export const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
  */
 function sendBytes(method, url, { body, type, expect, onProgress }) {
   const xhr = new XMLHttpRequest();
+  // The key it is sent with: a 401 for it signs out only while it is still the tab's key (as `send`
+  // does), never the next person who signed in meanwhile.
+  const key = session.key ?? "";
   const done = new Promise((resolve, reject) => {
     xhr.open(method, url);
-    xhr.setRequestHeader("authorization", `Bearer ${session.key ?? ""}`);
+    xhr.setRequestHeader("authorization", `Bearer ${key}`);
     xhr.setRequestHeader("content-type", type);
     xhr.upload.addEventListener("progress", (e) => onProgress(e.loaded));
     xhr.addEventListener("load", () =>
-      xhr.status === expect ? resolve(JSON.parse(xhr.responseText)) : reject(failure(xhr, xhr.responseText)),
+      xhr.status === expect
+        ? resolve(JSON.parse(xhr.responseText))
+        : reject(failure(xhr, xhr.responseText, key === session.key)),
     );
     xhr.addEventListener("error", () =>
       reject(new ApiError(0, "network_error", "The upload failed: can't reach the server.")),

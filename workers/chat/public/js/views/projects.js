@@ -255,7 +255,8 @@ export async function projectView(root, id, signal) {
   const draw = () => {
     replace(heading, p.name);
     rename.setAttribute("aria-label", `Rename ${p.name}`);
-    document.title = `${p.name} · context-chat`;
+    // A rename answered after the person moved on (or signed out) names no other view's tab.
+    if (!signal?.aborted) document.title = `${p.name} · context-chat`;
   };
   draw();
   rename.addEventListener("click", () =>

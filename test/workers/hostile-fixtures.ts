@@ -24,6 +24,8 @@ export interface Owned {
   proj: string;
   /** A file of the project. */
   file: string;
+  /** An open multipart upload of a project file. */
+  fileUpload: string;
   channel: string;
   channelConv: string;
   date: string;
@@ -108,6 +110,10 @@ export async function ownEverything(label: string): Promise<Owned> {
     }),
     "project file",
   ).json.id;
+  const fileUpload = ok(
+    await api("POST", `/v1/projects/${proj}/files/uploads`, { name: `${label}-big-spec.bin` }, { key }),
+    "project multipart",
+  ).json.fileId;
   const date = new Date().toISOString().slice(0, 10);
   const exp = ok(await api("POST", "/v1/exports", undefined, { key }), "export").json.id;
   const toolName = `${label}_tool_lookup`;
@@ -171,6 +177,7 @@ export async function ownEverything(label: string): Promise<Owned> {
     auto,
     proj,
     file,
+    fileUpload,
     channel,
     channelConv,
     date,
@@ -314,6 +321,20 @@ export const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/projects/:id/files", body: "none" },
   { method: "POST", path: "/v1/projects/:id/files", body: "raw", query: { name: "f.txt" } },
   { method: "DELETE", path: "/v1/projects/:id/files/:fileId", body: "none" },
+  {
+    method: "POST",
+    path: "/v1/projects/:id/files/uploads",
+    body: "json",
+    sample: { name: "big.bin", type: "application/octet-stream" },
+  },
+  { method: "PUT", path: "/v1/projects/:id/files/uploads/:fileId/parts/:part", body: "raw" },
+  {
+    method: "POST",
+    path: "/v1/projects/:id/files/uploads/:fileId/complete",
+    body: "json",
+    sample: { parts: [{ partNumber: 1, etag: "e" }] },
+  },
+  { method: "DELETE", path: "/v1/projects/:id/files/uploads/:fileId", body: "none" },
   { method: "GET", path: "/v1/corpus/:date", body: "none" },
   { method: "POST", path: "/v1/exports", body: "none" },
   { method: "GET", path: "/v1/exports/:id", body: "none" },
@@ -367,7 +388,7 @@ export const INPUTLESS = ["GET /health", "GET /openapi.json"];
 /** The kind of resource a path parameter names, from its position. */
 export function paramKind(path: string, param: string): keyof Owned | "part" | "snapshot" {
   if (param === "attachmentId") return path.includes("/uploads/") ? "upload" : "att";
-  if (param === "fileId") return "file";
+  if (param === "fileId") return path.includes("/uploads/") ? "fileUpload" : "file";
   if (param === "part") return "part";
   if (param === "snapshot") return "snapshot";
   if (param === "name") return "channel";

@@ -4,10 +4,12 @@
 //   unicode61 makes a whole run one token (or, in Thai and the others, cuts it at every vowel sign),
 //   so a word inside a run is found through the run's bigrams (runTerms).
 // - A Latin word or number written against such a run ("昨日Pythonで", "GitHub에", "2024年"):
-//   unicode61 makes one token of it and the run, so each such piece is a plain term of its own.
-// - Diacritics unicode61 does not fold (Greek tonos, ё, Vietnamese letters with two, Arabic and
-//   Hebrew vowel points): a word's folded form (foldWord) is a plain term where it differs, and a
-//   query word also looks for its folded form ("ΑΘΗΝΑ" finds "Αθήνα", "елки" "ёлки", "viet" "Việt").
+//   unicode61 makes one token of it and the run, so each such piece is a plain term of its own, and
+//   a query word holding one looks for it beside the run's terms ("2024年" is not any "年").
+// - Diacritics unicode61 does not fold (Greek tonos and dialytika, ё, Vietnamese letters with two,
+//   Arabic and Hebrew vowel points): a word's folded form (foldWord) is a plain term where it
+//   differs, and a query word also looks for its folded form ("ΑΘΗΝΑ" finds "Αθήνα", "елки" "ёлки",
+//   "viet" "Việt"). Only those: "й", "ї", "ў" are letters of their own ("мой" is not "мои").
 // - Combining marks unicode61 takes for separators (Devanagari's and other Brahmic scripts' vowel
 //   signs): a word with such a mark is a marked term of its own, its marks sealed into private-use
 //   characters (seal), and a query word with one looks for that term, never for the pieces the
@@ -26,6 +28,8 @@ export const TERM_MARK = "\uE002";
 
 const CJK = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー`;
 const SPACELESS = String.raw`\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}`;
+/** A letter or digit of a script written without spaces whose words unicode61 cuts at their vowel signs. */
+const SPACELESS_LETTER = new RegExp(String.raw`(?=[\p{L}\p{N}])[${SPACELESS}]`, "u");
 /**
  * One character of a run: a Chinese or Japanese character (Han, Hiragana, Katakana and the
  * prolonged sound mark) or a Hangul one, or a Thai, Lao, Khmer or Myanmar letter or digit with the
@@ -48,9 +52,25 @@ const ASCII_ALNUM = /[A-Za-z0-9]/;
  * diacritics (core/fts-terms.ts) and folds away or keeps in the word.
  */
 const CUTTING_MARK = /(?![\u0300-\u036f])\p{M}/u;
-/** Marks a word is still the same word without (foldWord): diacritics, Greek and Cyrillic ones, Arabic, Hebrew and Syriac vowel points. */
-const OPTIONAL_MARK =
-  /[\p{Script=Inherited}\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}]/u;
+const MARK = /\p{M}/u;
+const LATIN = /\p{Script=Latin}/u;
+const GREEK = /\p{Script=Greek}/u;
+const POINTED = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}]/u;
+/** A vowel point or other mark of Arabic, Hebrew and Syriac (theirs, or one they share: Inherited). */
+const POINT = /[\p{Script=Inherited}\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}]/u;
+
+/**
+ * Whether a word is still the same word without `mark` on `base` (the letter it follows, lower
+ * case, decomposed): a Latin letter's diacritics (U+0300 to U+036F, Vietnamese's too), Greek's tonos
+ * and dialytika, Russian ё's diaeresis, Arabic, Hebrew and Syriac vowel points. No other: Cyrillic
+ * й (и and a breve), ї and ў are letters of their own, and an Indic vowel sign is part of its word.
+ */
+function optionalMark(base: string, mark: string): boolean {
+  if (LATIN.test(base)) return mark >= "\u0300" && mark <= "\u036f";
+  if (GREEK.test(base)) return mark === "\u0301" || mark === "\u0308";
+  if (base === "е") return mark === "\u0308";
+  return POINTED.test(base) && POINT.test(mark);
+}
 
 /**
  * A combining mark as a private-use character unicode61 keeps in the token (Co), one for each mark:
@@ -69,21 +89,34 @@ function sealMark(mark: string): string {
 const seal = (text: string) => text.replace(/\p{M}/gu, sealMark);
 
 /**
- * A word as it is looked up without its optional marks (OPTIONAL_MARK): lower case, decomposed,
+ * A word as it is looked up without its optional marks (optionalMark): lower case, decomposed,
  * those marks dropped, composed again, final sigma as σ (as unicode61 folds it). "Αθήνα" is αθηνα,
- * "ёлки" елки, "Việt" viet, "مُحَمَّد" محمد; a Devanagari vowel sign stays.
+ * "ёлки" елки, "Việt" viet, "مُحَمَّد" محمد; "мой" stays мой, a Devanagari vowel sign stays.
  */
 export function foldWord(word: string): string {
-  return word
-    .toLowerCase()
-    .normalize("NFD")
-    .replace(/\p{M}/gu, (m) => (OPTIONAL_MARK.test(m) ? "" : m))
-    .normalize("NFC")
-    .replace(/ς/g, "σ");
+  let base = "";
+  const kept = [...word.toLowerCase().normalize("NFD")].filter((c) => {
+    if (MARK.test(c)) return !optionalMark(base, c);
+    base = c;
+    return true;
+  });
+  return kept.join("").normalize("NFC").replace(/ς/g, "σ");
 }
 
-/** The runs (RUN) of `text`, each as its characters, marks sealed: the units a bigram is of. */
-const runUnits = (run: string): string[] => (run.match(UNITS) ?? []).map(seal);
+/**
+ * A unit as its terms hold it: its marks sealed, and before its letter ("กิ" is the sealed ิ, then
+ * ก), so a term holding it starts with a sealed mark or the letter itself. A one-unit query's prefix
+ * (runPhrase: "\uE002ก"*) then finds only that unit: a term starting with TERM_MARK, the unit's sealed
+ * marks and its letter has that unit first (its first character not a sealed mark is the letter),
+ * never the letter with other vowel signs ("กิ", "กี่").
+ */
+function unitTerm(unit: string): string {
+  const letter = String.fromCodePoint(unit.codePointAt(0) ?? 0);
+  return seal(unit.slice(letter.length)) + letter;
+}
+
+/** The units (UNIT) of a run, as its terms hold them (unitTerm): what a bigram is of. */
+const runUnits = (run: string): string[] => (run.match(UNITS) ?? []).map(unitTerm);
 
 /** The overlapping bigrams of a run's units, each marked. */
 const bigramsOf = (units: readonly string[]): string[] => units.slice(1).map((c, i) => TERM_MARK + units[i] + c);
@@ -108,6 +141,21 @@ function pieceTerm(piece: string, mixed: boolean): string | null {
   return mixed || !sameTerms(folded, piece) ? folded : null;
 }
 
+/** A piece of a word: a run's units (runUnits), or a piece outside runs and whether it was written against one. */
+type Segment = { units: string[] } | { piece: string; mixed: boolean };
+
+/** A word's (WORD) runs and the pieces between them, in order. */
+function* segments(word: string): Generator<Segment> {
+  const mixed = word.search(RUN) >= 0;
+  let at = 0;
+  for (const run of word.matchAll(RUN)) {
+    if (run.index > at) yield { piece: word.slice(at, run.index), mixed };
+    yield { units: runUnits(run[0]) };
+    at = run.index + run[0].length;
+  }
+  if (word.length > at) yield { piece: word.slice(at), mixed };
+}
+
 /**
  * A row's `terms`, space separated, in the text's order; null if it needs none. For each run
  * (RUN) its overlapping bigrams and its last unit alone, each marked with TERM_MARK (a run of one
@@ -115,9 +163,12 @@ function pieceTerm(piece: string, mixed: boolean): string | null {
  * finds every bigram starting with 猫, and the run-final 猫 of "我的猫" alone), and it ends each
  * run: a phrase of bigrams never runs on from one run into the next ("上海 and 海关" holds 上海 海
  * 海关 关, never 上海 海关). For each other piece of a word, its term if it needs one (pieceTerm).
- * Bounded by the text: a run's terms are about twice its length (three times with marks sealed
- * outside the BMP's private-use area), a piece's term at most twice the piece's; a row is one chunk
- * of at most INDEX_CHUNK_CHARS (search-index.ts), so its terms stay well under D1's row size limit.
+ * Bounded by the text: a run's terms are 3.5 to 4 times its length (a bigram, TERM_MARK, two
+ * units and a space, for each unit: CJK text measures 4 in characters, 3.3 in UTF-8 bytes; Thai
+ * 3.5 and 3; more with marks sealed outside the BMP's private-use area), a piece's term at most
+ * twice the piece's; a row is one chunk of at most INDEX_CHUNK_CHARS (search-index.ts), so its
+ * terms stay well under D1's row size limit (test/unit/script-terms.test.ts holds every script to 6
+ * times).
  */
 export function rowTerms(text: string): string | null {
   const terms: string[] = [];
@@ -137,18 +188,13 @@ export function rowTerms(text: string): string | null {
     while (start > from && ASCII_ALNUM.test(text[start - 1])) start--;
     WORD_AT.lastIndex = start;
     const word = WORD_AT.exec(text)?.[0] ?? "";
-    const mixed = word.search(RUN) >= 0;
-    let at = 0;
-    const piece = (end: number) => {
-      const term = end > at ? pieceTermOf(word.slice(at, end), mixed) : null;
-      if (term !== null) terms.push(term);
-    };
-    for (const run of word.matchAll(RUN)) {
-      piece(run.index);
-      terms.push(...runTerms(runUnits(run[0])));
-      at = run.index + run[0].length;
+    for (const segment of segments(word)) {
+      if ("units" in segment) terms.push(...runTerms(segment.units));
+      else {
+        const term = pieceTermOf(segment.piece, segment.mixed);
+        if (term !== null) terms.push(term);
+      }
     }
-    piece(word.length);
     from = Math.max(start + word.length, hit.index + hit[0].length);
   }
   return terms.length ? terms.join(" ") : null;
@@ -158,31 +204,47 @@ const quoted = (word: string) => `"${word.replace(/"/g, '""')}"`;
 
 /**
  * A query word's runs as the FTS5 phrase over rows' terms (rowTerms) that finds them inside longer
- * runs; null if the word has none. A word of one run is its bigrams, found anywhere in a run; a
- * word of several (`東京-タワー`) must be consecutive runs of the row, the first ending one (its
- * bigrams then its last unit) and the last starting one (what lies between runs is not checked). A
- * last run of one unit (`猫`) is a prefix term: every bigram starting with it, or it alone as a
- * run's last unit. `word` is in NFC, as rows are indexed.
+ * runs; null if the word has none. The phrase is the terms rowTerms writes for the word (WORD), in
+ * order, its pieces' terms among them (`2024年` is 2024 then 年, never 年 alone), except its last
+ * run, which is its bigrams, found anywhere in a run: a word of one run is found inside longer
+ * runs; of several (`東京-タワー`) they must be consecutive runs of the row, the first ending one
+ * (its bigrams then its last unit) and the last starting one (what lies between runs is not
+ * checked). A last run of one unit (`猫`, `ก`) is a prefix term: every bigram starting with that
+ * unit, or it alone as a run's last unit; exact for a Thai or other unit with vowel signs too, as
+ * its terms hold it (unitTerm: `ก` is not `กิ`). `word` is in NFC, as rows are indexed.
  */
 export function runPhrase(word: string): string | null {
-  const runs = (word.match(RUN) ?? []).map(runUnits);
-  const last = runs.pop();
-  if (last === undefined) return null;
-  const terms = [...runs.flatMap(runTerms), ...bigramsOf(last)];
-  return last.length === 1 ? `${quoted([...terms, TERM_MARK + last[0]].join(" "))}*` : quoted(terms.join(" "));
+  const parts = (word.match(WORD) ?? []).flatMap((w) => [...segments(w)]);
+  const last = parts.findLastIndex((part) => "units" in part);
+  const run = parts[last];
+  if (run === undefined || !("units" in run)) return null;
+  const before = parts.slice(0, last).flatMap(segmentTerms);
+  const after = parts.slice(last + 1).flatMap(segmentTerms);
+  // A piece after the last run: the run ends there, as rowTerms writes it.
+  if (after.length) return quoted([...before, ...runTerms(run.units), ...after].join(" "));
+  if (run.units.length > 1) return quoted([...before, ...bigramsOf(run.units)].join(" "));
+  return `${quoted([...before, TERM_MARK + run.units[0]].join(" "))}*`;
+}
+
+/** A segment's terms as rowTerms writes them: a run's (runTerms), a piece's if it needs one (pieceTerm). */
+function segmentTerms(segment: Segment): string[] {
+  if ("units" in segment) return runTerms(segment.units);
+  const term = pieceTerm(segment.piece, segment.mixed);
+  return term === null ? [] : [term];
 }
 
 /**
  * How a query word (NFC) is looked up beyond its spellings as written: `cut` when a mark cuts it
- * (CUTTING_MARK), whose spellings then are not looked for (they are the pieces the marks cut it
- * into, which other words hold: "दाल" is "द ल", as "दिल" is); and, for a word without a run (those
+ * (CUTTING_MARK) or it holds a Thai, Lao, Khmer or Myanmar letter, whose spellings then are not
+ * looked for (they are the pieces the marks cut it or the text into, which other words hold: "दाल"
+ * is "द ल", as "दिल" is; "က" is a piece of "ကိုကို"); and, for a word without a run (those
  * are runPhrase's), `folded`, the expression for its folded form (foldWord), null where that is
  * what the spellings already look for. Each part of the folded form (a word of `run-42` is two) is
  * a term as rowTerms writes it, sealed where a mark still cuts it; several parts must all match
  * (`("a" AND "b")`).
  */
 export function foldedLookup(word: string): { cut: boolean; folded: string | null } {
-  const cut = CUTTING_MARK.test(word);
+  const cut = CUTTING_MARK.test(word) || SPACELESS_LETTER.test(word);
   if (word.search(RUN) >= 0) return { cut, folded: null };
   const folded = foldWord(word);
   if (!cut && sameTerms(folded, word)) return { cut, folded: null };
@@ -197,3 +259,36 @@ export function foldedLookup(word: string): { cut: boolean; folded: string | nul
  */
 export const closeAfterMarks = (marked: string, close: string): string =>
   marked.replace(new RegExp(`${close}(\\p{M}+)`, "gu"), `$1${close}`);
+
+/**
+ * A marked snippet (`open`, `close` around each match, as FTS5 marks them) less the marks over
+ * another word than the query's: a word looked up by its terms (foldedLookup's `cut`) is marked in
+ * the text through the pieces unicode61 cuts it into, which other words hold too ("दाल" marks
+ * "दिल", both "द ल"). A match of a cut word's pieces (and of no other query word's) stays marked
+ * only where it is that word (foldWord): a whole word, or for a word with a run (Thai) anywhere in a
+ * run, as the search finds it. The marks a match ends before are the match's (closeAfterMarks).
+ */
+export function unmarkOtherWords(
+  marked: string,
+  opts: { open: string; close: string; words: readonly string[] },
+): string {
+  const { open, close } = opts;
+  const words = opts.words.map((w) => w.normalize("NFC"));
+  const cut = words.filter((w) => foldedLookup(w).cut);
+  if (!cut.length) return marked;
+  const key = (w: string) => ftsTerms(w).join(" ");
+  const others = new Set(words.filter((w) => !cut.includes(w)).map(key));
+  const span = new RegExp(`${open}([^${open}${close}]*)${close}(\\p{M}*)`, "gu");
+  const unmarked = new RegExp(`[${open}${close}]`, "gu");
+  return marked.replace(span, (whole, inner: string, marks: string, at: number) => {
+    const text = inner + marks;
+    const pieces = key(text);
+    const from = cut.filter((w) => key(w) === pieces);
+    if (!from.length || others.has(pieces)) return whole;
+    const before = marked.slice(0, at).replace(unmarked, "");
+    const after = marked.slice(at + whole.length).replace(unmarked, "");
+    const apart = !/[\p{L}\p{M}\p{N}]$/u.test(before) && !/^[\p{L}\p{M}\p{N}]/u.test(after);
+    const folded = foldWord(text);
+    return from.some((w) => foldWord(w) === folded && (apart || w.search(RUN) >= 0)) ? whole : text;
+  });
+}

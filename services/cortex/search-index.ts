@@ -7,7 +7,7 @@ import { ftsTerms } from "../../core/fts-terms";
 import { isToolResultCarrier, renderMessageText } from "../../core/render";
 import { assistantWeight } from "../../core/speaker-weight";
 import { contentTerms } from "../../core/stopwords";
-import { closeAfterMarks, foldedLookup, rowTerms, runPhrase } from "./script-terms";
+import { closeAfterMarks, foldedLookup, foldWord, rowTerms, runPhrase, unmarkOtherWords } from "./script-terms";
 import {
   COMMON_WORD_ROWS,
   COMMON_WORD_SHARE,
@@ -145,12 +145,19 @@ const OWN_CLOSE = "\uDC01";
  * rest is text and is shown as it is, never as a bracket nor a match. (Were a mark next to the same
  * character of the text, either could be taken for the mark; the query's words hold no private-use
  * character, so no match starts or ends with one.) Without `plain`, or if the two do not line up,
- * every such character is taken for a mark, as cutMarkedSnippet does.
+ * every such character is taken for a mark, as cutMarkedSnippet does. With the query's `words`, a
+ * match over another word than theirs that only a word's pieces made is not marked (script-terms.ts
+ * unmarkOtherWords: "दाल" does not mark "दिल").
  */
-export function hitSnippet(marked: string, plain: string | null): { snippet: string; matches: [number, number][] } {
+export function hitSnippet(
+  marked: string,
+  plain: string | null,
+  words: readonly string[] = [],
+): { snippet: string; matches: [number, number][] } {
+  const own = (text: string) => unmarkOtherWords(text, { open: MATCH_OPEN, close: MATCH_CLOSE, words });
   const masked = plain === null ? null : maskOwnMarks(marked, plain);
-  if (masked === null) return cutMarkedSnippet(marked);
-  const { snippet, matches } = cutMarkedSnippet(masked);
+  if (masked === null) return cutMarkedSnippet(own(marked));
+  const { snippet, matches } = cutMarkedSnippet(own(masked));
   return { snippet: snippet.replace(/[\uDC00\uDC01]/g, (c) => (c === OWN_OPEN ? MATCH_OPEN : MATCH_CLOSE)), matches };
 }
 
@@ -431,9 +438,10 @@ const quoted = (word: string) => `"${word.replace(/"/g, '""')}"`;
  * where it holds a run of a script written without spaces, `("word" OR runPhrase)`: the phrase over
  * the rows' terms, so a word inside a longer run is found (`("猫" OR "\uE002猫"*)` for a one-character
  * word); or its folded form too, where unicode61 does not fold it (`("αθήνα" OR "αθηνα")`). A word a
- * combining mark cuts (Devanagari's vowel signs, Thai's) is not looked for as written, which would
- * be the pieces the marks cut it into, but as its run's bigrams or its sealed term
- * (script-terms.ts foldedLookup): rows indexed before those terms are not found by it.
+ * combining mark cuts (Devanagari's vowel signs), or of Thai, Lao, Khmer or Myanmar letters, is not
+ * looked for as written, which would be the pieces the marks cut it or the text into, but as its
+ * run's bigrams or its sealed term (script-terms.ts foldedLookup): rows indexed before those terms
+ * are not found by it.
  */
 const ftsPhrase = (word: string) => {
   const nfc = word.normalize("NFC");
@@ -448,13 +456,17 @@ const ftsPhrase = (word: string) => {
  * makes different terms of a word's two forms where a letter has two diacritics (NFC "Việt" is
  * việt, NFD viet: it folds a lone combining diacritic away, a precomposed letter's only when it has
  * one), so a row is found whichever form its text was written in: rows are indexed in NFC
- * (upsertDocs), rows indexed before that as they were sent.
+ * (upsertDocs), rows indexed before that as they were sent. A form whose terms are neither the NFC
+ * form's nor its folded form's (script-terms.ts foldWord) is left out: unicode61 folds NFD "й" to
+ * "и" as it folds any lone diacritic, and "война" is not "воина".
  */
 function ftsSpellings(word: string): string[] {
+  const nfc = word.normalize("NFC");
+  const allowed = new Set([ftsTerms(nfc).join(" "), ftsTerms(foldWord(nfc)).join(" ")]);
   const byTerms = new Map<string, string>();
-  for (const form of [word, word.normalize("NFC"), word.normalize("NFD")]) {
+  for (const form of [word, nfc, word.normalize("NFD")]) {
     const key = ftsTerms(form).join(" ");
-    if (!byTerms.has(key)) byTerms.set(key, form);
+    if (allowed.has(key) && !byTerms.has(key)) byTerms.set(key, form);
   }
   return [...byTerms.values()];
 }
@@ -640,6 +652,8 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
   // words as written only: a CJK word's bigrams match in the row's terms, past its body's tokens,
   // and a window chosen there would show the body's end, unmarked (runSearch shows its start).
   // A word's folded form too (foldedLookup), which a text written without its diacritics holds.
+  // A cut word's spellings mark other words of its pieces too ("दाल" marks "दिल"): they place the
+  // window, and runSearch unmarks those (hitSnippet's words).
   const match = p(words.flatMap(snippetExpressions).join(" OR "));
   const sql = `WITH RECURSIVE
     a(h) AS (SELECT hex(substr(block, 1, 9)) FROM cortex_fts_data WHERE id = 1),
@@ -749,19 +763,25 @@ async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[
     if ((results[0]?.documents ?? 0) >= wanted || (results[0]?.candidates ?? 0) < chunks)
       return hits.map(({ candidates: _, documents: __, plain, head, ...h }) => ({
         ...h,
-        ...hitSnippet(...shownSnippet(h.snippet, plain, head)),
+        ...shownSnippet({ marked: h.snippet, plain, head }, run.words),
         messageId: h.kind === "message" ? h.id : null,
       }));
   }
 }
 
 /**
- * The marked and plain snippet a hit shows: FTS5's, or, for a chunk with CJK terms where it marks no
- * match (found through the bigrams alone, or its window past the body's tokens), the chunk's start.
+ * The snippet a hit shows (hitSnippet): FTS5's, or, for a chunk with CJK terms where it marks no
+ * match (found through the bigrams alone, or its window past the body's tokens, or marking only
+ * other words of a query word's pieces), the chunk's start.
  */
-function shownSnippet(marked: string | null, plain: string | null, head: string | null): [string, string | null] {
-  if (head !== null && (marked === null || marked === plain)) return [head, head];
-  return [marked ?? "", plain];
+function shownSnippet(
+  row: { marked: string | null; plain: string | null; head: string | null },
+  words: readonly string[],
+): { snippet: string; matches: [number, number][] } {
+  const { marked, plain, head } = row;
+  if (head !== null && (marked === null || marked === plain)) return hitSnippet(head, head);
+  const shown = hitSnippet(marked ?? "", plain, words);
+  return head !== null && !shown.matches.length ? hitSnippet(head, head) : shown;
 }
 
 export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:p${String(page).padStart(6, "0")}`;

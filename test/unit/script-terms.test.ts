@@ -2,7 +2,7 @@
 // before the scripts' terms (the recall benchmarks and the shard's bytes per message depend on it),
 // CJK text's terms are as the first version wrote them, and a row's terms stay bounded by its text.
 import { describe, expect, it } from "vitest";
-import { closeAfterMarks, foldWord, rowTerms } from "../../services/cortex/script-terms";
+import { closeAfterMarks, foldWord, rowTerms, runPhrase, unmarkOtherWords } from "../../services/cortex/script-terms";
 import { cutMarkedSnippet, INDEX_CHUNK_CHARS, MATCH_CLOSE, MATCH_OPEN } from "../../services/cortex/search-index";
 
 /** cjkTerms as it was before the scripts' terms, verbatim: the reference for text it must not change. */
@@ -77,5 +77,73 @@ describe("a snippet's match over combining marks", () => {
     expect(snippet).toBe("मैं कल [दिल्ली] गया, [ที่]นี่");
     expect(matches.map(([a, b]) => snippet.slice(a, b))).toEqual(["[दिल्ली]", "[ที่]"]);
     expect(closeAfterMarks(`a${MATCH_CLOSE}b`, MATCH_CLOSE)).toBe(`a${MATCH_CLOSE}b`);
+  });
+});
+
+describe("foldWord", () => {
+  it("folds only the diacritics the docs list: Cyrillic й, ї, ў stay, ё and Greek tonos and dialytika go", () => {
+    expect(["война", "мой", "МОЙ", "їжак", "ўсё", "ёлки", "Ϊάσων", "Việt", "مُحَمَّد", "שָׁלוֹם"].map(foldWord)).toEqual([
+      "война",
+      "мой",
+      "мой",
+      "їжак",
+      "ўсе",
+      "елки",
+      "ιασων",
+      "viet",
+      "محمد",
+      "שלום",
+    ]);
+    // Greek keeps its other marks (perispomeni), Latin its marks beyond U+036F.
+    expect(foldWord("ᾶ")).toBe("ᾶ");
+    expect(foldWord("e\u1dc4")).toBe("e\u1dc4");
+    expect(rowTerms("это мой дом, Началась война")).toBeNull();
+  });
+});
+
+describe("runPhrase", () => {
+  it("holds a word's Latin or number pieces beside its runs, in order", () => {
+    expect(runPhrase("2024年")).toBe(`"2024 ${TERM_MARK}年"*`);
+    expect(runPhrase("Pythonで")).toBe(`"Python ${TERM_MARK}で"*`);
+    expect(runPhrase("GitHub에")).toBe(`"GitHub ${TERM_MARK}에"*`);
+    expect(runPhrase("年2024")).toBe(`"${TERM_MARK}年 2024"`);
+    // As rowTerms writes them: the query's phrase is inside the row's terms.
+    expect(rowTerms("我在2024年去了北京")).toContain(`2024 ${TERM_MARK}年去`);
+    expect(runPhrase("東京-タワー")).toBe(`"${TERM_MARK}東京 ${TERM_MARK}京 ${TERM_MARK}タワ ${TERM_MARK}ワー"`);
+    expect(runPhrase("Python")).toBeNull();
+  });
+
+  it("finds a one-unit Thai or Myanmar word as that unit only: no term of the letter with other marks starts with it", () => {
+    const terms = (text: string) => (rowTerms(text) ?? "").split(" ");
+    const prefix = (word: string) => (runPhrase(word) ?? "").replace(/^"|"\*$/g, "");
+    for (const [word, other] of [
+      ["ก", "ฉันกินข้าว"],
+      ["က", "ကိုကို"],
+      ["กิ", "กิ่ง"],
+    ])
+      expect(
+        terms(other).filter((t) => t.startsWith(prefix(word))),
+        word,
+      ).toEqual([]);
+    expect(terms("ก ขา")).toContain(prefix("ก"));
+    expect(terms("ไปกินข้าว").filter((t) => t.startsWith(prefix("กิ")))).toHaveLength(1);
+  });
+});
+
+describe("a snippet's matches of a word's pieces", () => {
+  it("keeps a cut word's mark over that word only, and every other word's", () => {
+    const mark = (w: string) => `${MATCH_OPEN}${w}${MATCH_CLOSE}`;
+    const marked = `आज ${mark("दाल")} बनी और मेरा ${mark("दिल")} खुश, खु${mark("द ल")}ाया ${mark("दाल")}ें`;
+    const opts = { open: MATCH_OPEN, close: MATCH_CLOSE };
+    expect(unmarkOtherWords(marked, { ...opts, words: ["दाल"] })).toBe(
+      `आज ${mark("दाल")} बनी और मेरा दिल खुश, खुद लाया दालें`,
+    );
+    expect(unmarkOtherWords(marked, { ...opts, words: ["दिल"] })).toBe(
+      `आज दाल बनी और मेरा ${mark("दिल")} खुश, खुद लाया दालें`,
+    );
+    const ascii = `the ${mark("report")} and ${mark("reports")}`;
+    expect(unmarkOtherWords(ascii, { ...opts, words: ["report", "दाल"] })).toBe(ascii);
+    const thai = `${mark("กรุงเทพ")}ฯ ${mark("กริงเทพ")}`;
+    expect(unmarkOtherWords(thai, { ...opts, words: ["กรุงเทพ"] })).toBe(`${mark("กรุงเทพ")}ฯ กริงเทพ`);
   });
 });

@@ -105,4 +105,74 @@ describe("search across scripts", { timeout: 120_000 }, () => {
       marked: ["[दिल्ली]"],
     });
   });
+  it("finds a word mixing scripts by all of it: 2024年, Pythonで, GitHub에 (not their CJK or Hangul alone)", async () => {
+    const key = await newTenant();
+    const [zh, , ja, , ko] = await indexed(
+      key,
+      [
+        "我在2024年去了北京",
+        "今年很好",
+        "昨日Pythonで書いた",
+        "ここで休む",
+        "어제 GitHub에 올렸어요",
+        "서울에 갔다",
+        "zzmarker",
+      ],
+      "zzmarker",
+    );
+    const got = {
+      "2024年": await ids(key, "2024年"),
+      Pythonで: await ids(key, "Pythonで"),
+      GitHub에: await ids(key, "GitHub에"),
+    };
+    expect(got).toEqual({ "2024年": [zh], Pythonで: [ja], GitHub에: [ko] });
+  });
+
+  it("folds only the diacritics it states: Cyrillic й, ї and ў stay letters of their own", async () => {
+    const key = await newTenant();
+    const [war, warrior, home, mine, uk, be] = await indexed(
+      key,
+      ["Началась война", "Я видел воина", "это мой дом", "это мои книги", "їжак", "ўсё", "zzmarker"],
+      "zzmarker",
+    );
+    const got = {
+      война: await ids(key, "война"),
+      воина: await ids(key, "воина"),
+      мои: await ids(key, "мои"),
+      мой: await ids(key, "мой"),
+      іжак: await ids(key, "іжак"),
+      їжак: await ids(key, "їжак"),
+      усё: await ids(key, "усё"),
+      ўсё: await ids(key, "ўсё"),
+    };
+    expect(got).toEqual({
+      война: [war],
+      воина: [warrior],
+      мои: [mine],
+      мой: [home],
+      іжак: [],
+      їжак: [uk],
+      усё: [],
+      ўсё: [be],
+    });
+  });
+
+  it("marks only the query's Devanagari word in a snippet, not another word of the same pieces", async () => {
+    const key = await newTenant();
+    const [text] = await indexed(key, ["आज दाल बनी और मेरा दिल खुश है", "zzmarker"], "zzmarker");
+    const hits = (await search(key, "दाल")).data;
+    const hit = hits.find((h) => h.id === text);
+    expect({
+      ids: hits.map((h) => h.id),
+      marked: hit?.matches.map(([a, b]) => hit.snippet.slice(a, b)),
+      snippet: hit?.snippet,
+    }).toEqual({ ids: [text], marked: ["[दाल]"], snippet: "आज [दाल] बनी और मेरा दिल खुश है" });
+  });
+
+  it("finds a one-letter Thai or Myanmar query only as that letter, not with other vowel signs", async () => {
+    const key = await newTenant();
+    const [, , bare] = await indexed(key, ["ကိုကို", "ฉันกินข้าว", "ก ขา", "zzmarker"], "zzmarker");
+    const got = { က: await ids(key, "က"), ก: await ids(key, "ก") };
+    expect(got).toEqual({ က: [], ก: [bare] });
+  });
 });

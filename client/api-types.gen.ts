@@ -78,7 +78,12 @@ export interface Routes {
     response: {
       data: Array<{
         id: string;
+        name: string | null;
         last4: string | null;
+        createdAt: string;
+        expiresAt: string | null;
+        revokedAt: string | null;
+        current?: boolean;
         [key: string]: unknown;
       }>;
       next: string | number | null;
@@ -708,7 +713,12 @@ export interface Routes {
     response: {
       data: Array<{
         id: string;
+        name: string | null;
         last4: string | null;
+        createdAt: string;
+        expiresAt: string | null;
+        revokedAt: string | null;
+        current?: boolean;
         [key: string]: unknown;
       }>;
       next: string | number | null;

@@ -177,7 +177,7 @@ describe("the API keys screen", () => {
     await expect.poll(() => created.count()).toBe(1);
     const expected = await p.evaluate(() => new Date("2031-01-02T03:04").toISOString());
     const mine = (await api("GET", "/v1/keys?limit=200", undefined, { key: secret })).json.data.find(
-      (k: { current: boolean }) => k.current,
+      (k) => k.current === true,
     );
     expect(mine).toMatchObject({ name, expiresAt: expected, revokedAt: null, last4: secret.slice(-4) });
     // Copy puts it on the clipboard (or, refused, selects it for the keyboard's copy).
@@ -198,13 +198,11 @@ describe("the API keys screen", () => {
     await expect.poll(() => row.locator(".badge").last().textContent()).toBe("Revoked");
     expect(await row.locator(".item-actions").isHidden()).toBe(true);
     expect(await text(p, "#keys-status")).toContain("Revoked");
-    const revoked = (await api("GET", "/v1/keys?limit=200")).json.data.find(
-      (k: { id: string }) => k.id === other.key.id,
-    );
-    expect(revoked.revokedAt).toEqual(expect.any(String));
+    const revoked = (await api("GET", "/v1/keys?limit=200")).json.data.find((k) => k.id === other.key.id);
+    expect(revoked?.revokedAt).toEqual(expect.any(String));
     // Still signed in: the revoked key was not this tab's.
     expect(await p.locator("#signin-form").count()).toBe(0);
-    await api("DELETE", `/v1/keys/${mine.id}`);
+    await api("DELETE", `/v1/keys/${mine?.id}`);
   });
 
   it("the last key's revoke is refused with the API's 409; revoking the signed-in key signs out; both views pass axe on a phone", async () => {

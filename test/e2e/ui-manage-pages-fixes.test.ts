@@ -77,10 +77,8 @@ describe("the API keys page after review HZ", () => {
     await p.waitForSelector("#new-key-secret");
     expect(await p.textContent("#new-key-heading")).toBe("New key: made while away");
     const secret = await p.inputValue("#new-key-secret");
-    const mine = (await api("GET", "/v1/keys", undefined, { key: secret })).json.data.find(
-      (k: { current: boolean }) => k.current,
-    );
-    expect(mine.name).toBe("made while away");
+    const mine = (await api("GET", "/v1/keys", undefined, { key: secret })).json.data.find((k) => k.current === true);
+    expect(mine?.name).toBe("made while away");
     // Shown this once: Done, another view and back, and it is gone.
     await p.click("#new-key-done");
     await p.click('#sidebar .account a[href="#/automations"]');
@@ -192,10 +190,8 @@ describe("the Projects page after review HZ", () => {
     await p.click("#signin-form button[type=submit]");
     await p.waitForSelector("#new-chat-form");
     // A's key is revoked meanwhile: the held upload is refused with a 401 for it.
-    const mine = (await api("GET", "/v1/keys", undefined, { key: a })).json.data.find(
-      (k: { current: boolean }) => k.current,
-    );
-    expect((await api("DELETE", `/v1/keys/${mine.id}`, undefined, { key: a })).status).toBe(200);
+    const mine = (await api("GET", "/v1/keys", undefined, { key: a })).json.data.find((k) => k.current === true);
+    expect((await api("DELETE", `/v1/keys/${mine?.id}`, undefined, { key: a })).status).toBe(200);
     held.release();
     await p.waitForTimeout(2000);
     expect(await p.locator("#signin-form").count()).toBe(0);

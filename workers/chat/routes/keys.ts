@@ -131,7 +131,20 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
         200: {
           description: "A page",
           // last4 is null for a key made before keys kept it (d1-migrations/0010).
-          schema: listOf(z.looseObject({ id: z.string(), last4: z.string().nullable() })),
+          schema: listOf(
+            z.looseObject({
+              id: z.string(),
+              name: z.string().nullable(),
+              last4: z.string().nullable(),
+              createdAt: z.string(),
+              expiresAt: z.string().nullable(),
+              revokedAt: z.string().nullable(),
+              current: z
+                .boolean()
+                .optional()
+                .describe("Self-service listings only: whether this is the key the request was made with"),
+            }),
+          ),
         },
       },
     }),

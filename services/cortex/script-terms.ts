@@ -280,7 +280,9 @@ export function unmarkOtherWords(
   const others = new Set(words.filter((w) => !cut.includes(w)).map(key));
   const span = new RegExp(`${open}([^${open}${close}]*)${close}(\\p{M}*)`, "gu");
   const unmarked = new RegExp(`[${open}${close}]`, "gu");
-  return marked.replace(span, (whole, inner: string, marks: string, at: number) => {
+  return marked.replace(span, (whole: string, ...groups: unknown[]) => {
+    // The span's text, the marks after its close, and where it starts.
+    const [inner, marks, at] = groups as [string, string, number];
     const text = inner + marks;
     const pieces = key(text);
     const from = cut.filter((w) => key(w) === pieces);

@@ -61,6 +61,16 @@ const listQuery = z.strictObject({
   cursor: z.string().refine(isKeyId, "not a key id (key_…)").optional(),
 });
 
+/** A key's record as the routes answer it: never its secret. last4 is null for a key made before keys kept it (d1-migrations/0010). */
+const keyRecord = z.looseObject({
+  id: z.string(),
+  name: z.string().nullable(),
+  last4: z.string().nullable(),
+  createdAt: z.string(),
+  expiresAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+});
+
 export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
@@ -74,14 +84,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
         201: {
           description: "The key; `apiKey` is shown this once",
           schema: z.looseObject({
-            key: z.looseObject({
-              id: z.string(),
-              name: z.string().nullable(),
-              last4: z.string().nullable(),
-              createdAt: z.string(),
-              expiresAt: z.string().nullable(),
-              revokedAt: z.string().nullable(),
-            }),
+            key: keyRecord,
             apiKey: z.string(),
           }),
         },
@@ -130,15 +133,8 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
       responses: {
         200: {
           description: "A page",
-          // last4 is null for a key made before keys kept it (d1-migrations/0010).
           schema: listOf(
-            z.looseObject({
-              id: z.string(),
-              name: z.string().nullable(),
-              last4: z.string().nullable(),
-              createdAt: z.string(),
-              expiresAt: z.string().nullable(),
-              revokedAt: z.string().nullable(),
+            keyRecord.extend({
               current: z
                 .boolean()
                 .optional()

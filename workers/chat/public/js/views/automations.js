@@ -5,7 +5,7 @@
 import { ApiError, api, plainError } from "../api.js";
 import { h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
-import { clearInvalid, field, firstEmpty, inFormWords, inUtc, oneAtATime, when } from "./fields.js";
+import { clearInvalid, confirmGroup, field, firstEmpty, inFormWords, inUtc, oneAtATime, when } from "./fields.js";
 
 const SCHEDULE_HINT =
   "Five-field cron in UTC (minute hour day-of-month month day-of-week), such as 0 9 * * 1-5 for 09:00 UTC on weekdays, or @hourly, @daily, @weekly, @monthly.";
@@ -325,18 +325,11 @@ function automationItem(initial, deleted) {
       del.focus();
     };
     const yes = h("button", { type: "button", class: "small danger confirm-delete" }, "Delete");
-    const confirm = h(
-      "div",
-      { class: "confirm", role: "group", "aria-label": "Confirm delete" },
-      "Delete this automation and its recorded runs? ",
+    const confirm = confirmGroup({
+      label: "Confirm delete",
+      question: "Delete this automation and its recorded runs? ",
       yes,
-      h("button", { type: "button", class: "small ghost", onclick: keep }, "Keep"),
-    );
-    confirm.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") {
-        e.stopPropagation();
-        keep();
-      }
+      keep,
     });
     yes.addEventListener(
       "click",

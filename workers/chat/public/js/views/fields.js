@@ -109,3 +109,25 @@ export function localToIso(value) {
   const clock = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
   return `${date}T${clock}${offset < 0 ? "-" : "+"}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
 }
+
+/**
+ * An inline confirm: the question, the `yes` button and Keep, as one labelled group; Keep or Escape
+ * calls `keep` (which puts back what the confirm replaced).
+ * @param {{ label: string, question: string, yes: HTMLElement, keep: () => void }} opts
+ */
+export function confirmGroup({ label, question, yes, keep }) {
+  const group = h(
+    "div",
+    { class: "confirm", role: "group", "aria-label": label },
+    question,
+    yes,
+    h("button", { type: "button", class: "small ghost", onclick: keep }, "Keep"),
+  );
+  group.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      e.stopPropagation();
+      keep();
+    }
+  });
+  return group;
+}

@@ -5,7 +5,7 @@
 import { ApiError, api, plainError, session } from "../api.js";
 import { h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
-import { clearInvalid, field, inFormWords, localToIso, oneAtATime, when } from "./fields.js";
+import { clearInvalid, confirmGroup, field, inFormWords, localToIso, oneAtATime, when } from "./fields.js";
 
 const PAGE = 50;
 
@@ -281,20 +281,13 @@ function keyItem(initial, listStatus) {
       revoke.focus();
     };
     const yes = h("button", { type: "button", class: "small danger confirm-revoke" }, "Revoke");
-    const confirm = h(
-      "div",
-      { class: "confirm", role: "group", "aria-label": "Confirm revoke" },
-      k.current
+    const confirm = confirmGroup({
+      label: "Confirm revoke",
+      question: k.current
         ? "Revoke the key this tab is signed in with? You will be signed out here, and every program using it is refused. "
         : "Revoke this key? Every program using it is refused from now on. ",
       yes,
-      h("button", { type: "button", class: "small ghost", onclick: keep }, "Keep"),
-    );
-    confirm.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") {
-        e.stopPropagation();
-        keep();
-      }
+      keep,
     });
     yes.addEventListener(
       "click",

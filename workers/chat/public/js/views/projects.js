@@ -6,7 +6,7 @@
 import { ApiError, api, MAX_UPLOAD_BYTES, plainError, readable, uploadProjectFile } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
-import { clearInvalid, field, firstEmpty, inFormWords, oneAtATime, when } from "./fields.js";
+import { clearInvalid, confirmGroup, field, firstEmpty, inFormWords, oneAtATime, when } from "./fields.js";
 
 const PAGE = 50;
 /** MAX_UPLOAD_BYTES as people read it. */
@@ -499,18 +499,11 @@ function fileItem(projectId, f, deleted) {
       del.focus();
     };
     const yes = h("button", { type: "button", class: "small danger confirm-delete" }, "Delete");
-    const confirm = h(
-      "div",
-      { class: "confirm", role: "group", "aria-label": "Confirm delete" },
-      "Delete this file? Its conversations no longer list it. ",
+    const confirm = confirmGroup({
+      label: "Confirm delete",
+      question: "Delete this file? Its conversations no longer list it. ",
       yes,
-      h("button", { type: "button", class: "small ghost", onclick: keep }, "Keep"),
-    );
-    confirm.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") {
-        e.stopPropagation();
-        keep();
-      }
+      keep,
     });
     yes.addEventListener(
       "click",

@@ -4,7 +4,7 @@
 // buttons of unnamed keys say which key each revokes; and at phone width a long unbroken name in a
 // status line wraps instead of scrolling the page sideways. On the Projects page a rename answered
 // after the person moved on names no other tab, and an upload refused for a key signed out meanwhile
-// signs nobody else out.
+// signs nobody else out. A listing longer than a page brings the next one with Load more.
 import type { Page, Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { ADMIN, api } from "./client";
@@ -196,5 +196,36 @@ describe("the Projects page after review HZ", () => {
     await p.waitForTimeout(2000);
     expect(await p.locator("#signin-form").count()).toBe(0);
     expect((await api("GET", "/v1/keys", undefined, { key: b })).status).toBe(200);
+  });
+});
+
+describe("a listing longer than one page", () => {
+  it("Load more brings the next page of automations and keeps the focus on what it brought", async () => {
+    const key = await tenant("paging");
+    for (let i = 0; i < 21; i++) {
+      const r = await api(
+        "POST",
+        "/v1/automations",
+        { name: `daily ${i}`, schedule: "@daily", prompt: "summarize", channel: `paging-${i}`, paused: true },
+        { key },
+      );
+      expect(r.status).toBe(201);
+    }
+    const p = await signedInTab(f.browser(), f.contexts, { key });
+    await p.evaluate(() => (location.hash = "#/automations"));
+    await expect.poll(() => p.locator("#automations li.automation").count()).toBe(20);
+    expect(await p.locator("#automations-more").isVisible()).toBe(true);
+    await p.focus("#automations-more");
+    await p.keyboard.press("Enter");
+    await expect.poll(() => p.locator("#automations li.automation").count()).toBe(21);
+    expect(await p.locator("#automations-more").isHidden()).toBe(true);
+    // The focus went to the control of the automation the last page brought, not the top of the page.
+    expect(
+      await p.evaluate(
+        () =>
+          document.activeElement?.closest("li.automation") ===
+          document.querySelector("#automations li.automation:last-child"),
+      ),
+    ).toBe(true);
   });
 });

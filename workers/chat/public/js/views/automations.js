@@ -5,7 +5,17 @@
 import { ApiError, api, plainError } from "../api.js";
 import { h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
-import { clearInvalid, confirmGroup, field, firstEmpty, inFormWords, inUtc, oneAtATime, when } from "./fields.js";
+import {
+  clearInvalid,
+  confirmGroup,
+  field,
+  firstEmpty,
+  inFormWords,
+  inUtc,
+  oneAtATime,
+  pagedList,
+  when,
+} from "./fields.js";
 
 const SCHEDULE_HINT =
   "Five-field cron in UTC (minute hour day-of-month month day-of-week), such as 0 9 * * 1-5 for 09:00 UTC on weekdays, or @hourly, @daily, @weekly, @monthly.";
@@ -80,27 +90,19 @@ export async function automationsView(root, signal) {
     ),
   );
 
-  /** @param {string | undefined} cursor */
-  async function load(cursor) {
-    const hadFocus = document.activeElement === more;
-    const before = list.children.length;
-    try {
-      const page = await api(
-        "GET",
-        `/v1/automations?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-      );
-      if (signal?.aborted) return;
-      for (const a of page.data) list.append(itemOf(a));
-      empty.hidden = list.children.length > 0;
-      more.hidden = !page.next;
-      more.onclick = oneAtATime(more, () => load(page.next));
-    } catch (err) {
-      if (!signal?.aborted) replace(listStatus, errorLine(said(err)));
-    }
+  await pagedList({
+    path: "/v1/automations",
+    limit: PAGE,
+    list,
+    more,
+    status: listStatus,
+    empty,
+    item: itemOf,
+    said,
     // Load more gone with the last page: the focus goes to the first automation it brought.
-    if (hadFocus && more.hidden) focusAfter(list.children[before] ?? null);
-  }
-  await load(undefined);
+    focusFirst: focusAfter,
+    signal,
+  });
 }
 
 /**

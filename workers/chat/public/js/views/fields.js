@@ -1,7 +1,9 @@
 // What the Automations and API keys forms share: a labelled field with a hint it is described by,
 // a refusal told in the form's words (as Settings does: each field a 400 names is shown by its
 // label, marked invalid, and the focus goes to the first one), and small formatting helpers.
-import { h } from "../dom.js";
+import { api } from "../api.js";
+import { h, replace } from "../dom.js";
+import { errorLine } from "../render.js";
 
 /**
  * A field: its label over the control, and a hint under it that the control is described by (a
@@ -130,4 +132,36 @@ export function confirmGroup({ label, question, yes, keep }) {
     }
   });
   return group;
+}
+
+/**
+ * A listing read page by page into `list` (`GET <path>?limit=&cursor=`, `next` as the cursor): each
+ * row drawn by `item`, Load more shown while there is a next page, a failure said in `status`, and
+ * nothing drawn once `signal` is aborted. When Load more goes with the last page while it had the
+ * focus, `focusFirst` gets the first item that page brought (or null), so the focus stays near.
+ * @param {{ path: string, limit: number, list: HTMLElement, more: HTMLElement, status: HTMLElement,
+ *   empty?: HTMLElement, item: (row: any) => Node, said: (err: unknown) => string,
+ *   focusFirst: (first: Element | null) => void, signal?: AbortSignal }} o
+ */
+export async function pagedList(o) {
+  /** @param {string | undefined} cursor */
+  async function load(cursor) {
+    const hadFocus = document.activeElement === o.more;
+    const before = o.list.children.length;
+    try {
+      const page = await api(
+        "GET",
+        `${o.path}?limit=${o.limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
+      if (o.signal?.aborted) return;
+      for (const row of page.data) o.list.append(o.item(row));
+      if (o.empty) o.empty.hidden = o.list.children.length > 0;
+      o.more.hidden = !page.next;
+      o.more.onclick = oneAtATime(o.more, () => load(page.next));
+    } catch (err) {
+      if (!o.signal?.aborted) replace(o.status, errorLine(o.said(err)));
+    }
+    if (hadFocus && o.more.hidden) o.focusFirst(o.list.children[before] ?? null);
+  }
+  await load(undefined);
 }

@@ -5,7 +5,7 @@
 import { ApiError, api, plainError, session } from "../api.js";
 import { h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
-import { clearInvalid, confirmGroup, field, inFormWords, localToIso, oneAtATime, when } from "./fields.js";
+import { clearInvalid, confirmGroup, field, inFormWords, localToIso, oneAtATime, pagedList, when } from "./fields.js";
 
 const PAGE = 50;
 
@@ -86,23 +86,17 @@ export async function keysView(root, signal) {
     showSecret(secret, waiting.created);
   }
 
-  /** @param {string | undefined} cursor */
-  async function load(cursor) {
-    const hadFocus = document.activeElement === more;
-    const before = list.children.length;
-    try {
-      const page = await api("GET", `/v1/keys?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-      if (signal?.aborted) return;
-      for (const k of page.data) list.append(keyItem(k, listStatus));
-      more.hidden = !page.next;
-      more.onclick = oneAtATime(more, () => load(page.next));
-    } catch (err) {
-      if (!signal?.aborted) replace(listStatus, errorLine(said(err)));
-    }
-    if (hadFocus && more.hidden)
-      /** @type {HTMLElement | null} */ (list.children[before]?.querySelector("h3") ?? null)?.focus();
-  }
-  await load(undefined);
+  await pagedList({
+    path: "/v1/keys",
+    limit: PAGE,
+    list,
+    more,
+    status: listStatus,
+    item: (k) => keyItem(k, listStatus),
+    said,
+    focusFirst: (first) => /** @type {HTMLElement | null} */ (first?.querySelector("h3") ?? null)?.focus(),
+    signal,
+  });
 }
 
 /**

@@ -6,7 +6,7 @@
 import { ApiError, api, MAX_UPLOAD_BYTES, plainError, readable, uploadProjectFile } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
-import { clearInvalid, confirmGroup, field, firstEmpty, inFormWords, oneAtATime, when } from "./fields.js";
+import { clearInvalid, confirmGroup, field, firstEmpty, inFormWords, oneAtATime, pagedList, when } from "./fields.js";
 
 const PAGE = 50;
 /** MAX_UPLOAD_BYTES as people read it. */
@@ -65,28 +65,19 @@ export async function projectsView(root, signal) {
     ),
   );
 
-  /** @param {string | undefined} cursor */
-  async function load(cursor) {
-    const hadFocus = document.activeElement === more;
-    const before = list.children.length;
-    try {
-      const page = await api(
-        "GET",
-        `/v1/projects?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-      );
-      if (signal?.aborted) return;
-      for (const p of page.data) list.append(projectItem(p));
-      empty.hidden = list.children.length > 0;
-      more.hidden = !page.next;
-      more.onclick = oneAtATime(more, () => load(page.next));
-    } catch (err) {
-      if (!signal?.aborted) replace(listStatus, errorLine(said(err)));
-    }
+  await pagedList({
+    path: "/v1/projects",
+    limit: PAGE,
+    list,
+    more,
+    status: listStatus,
+    empty,
+    item: projectItem,
+    said,
     // Load more gone with the last page: the focus goes to the first project it brought.
-    if (hadFocus && more.hidden)
-      /** @type {HTMLElement | null} */ (list.children[before]?.querySelector("a.item-name") ?? null)?.focus();
-  }
-  await load(undefined);
+    focusFirst: (first) => /** @type {HTMLElement | null} */ (first?.querySelector("a.item-name") ?? null)?.focus(),
+    signal,
+  });
 }
 
 /** The create form. @param {(p: any) => void} created */

@@ -5,6 +5,9 @@
 // time with two files at once, 15% with three, and took 283 s instead of 338 s (vmstat beside
 // `vitest run --project workers`). `npm test` (scripts/test.mjs) runs the end-to-end project beside
 // the others and sets TEST_MAX_WORKERS to the cores' count, so the two together fill the machine.
+// One more than the cores there was slower: in a clean-clone run beside the end-to-end project, the
+// others took 721 s and the end-to-end 700 s with three files at once, against 697 s and 598 s with two
+// (one run each, on 2 cores: the e2e stack and browser lose the CPU the third file takes).
 // Each project resolves its own value, so each project config sets it (the projects that run
 // together must agree on it).
 import { availableParallelism } from "node:os";

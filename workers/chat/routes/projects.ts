@@ -226,6 +226,35 @@ async function keepInProject(
   }
 }
 
+/** Whether the project is gone now; a failed read says it is not, and the caller's own error stands. */
+const projectGone = (env: Env, { tenantId, projectId }: { tenantId: string; projectId: string }) =>
+  getProject(env.DB, tenantId, projectId).then(
+    (found) => found === null,
+    () => false,
+  );
+
+/**
+ * A project file's upload work, its failure told again once the project is asked. A delete of the
+ * project landing while the work ran removes the file's row, bytes and open upload under it, so the
+ * work fails in the file's own words (R2's "no such upload" as a 400, bytes missing as a 500, the
+ * file not found): what went is the project, and the answer is its 404, as the same request sent a
+ * moment later gets. Nothing of the file is left: the project's row goes only after its delete swept
+ * the files it found (this one's row among them), and what the work wrote after that sweep it
+ * purges itself (finishUpload).
+ */
+async function whileProjectLives<T>(
+  env: Env,
+  at: { tenantId: string; projectId: string },
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (await projectGone(env, at)) throw notFound("project");
+    throw err;
+  }
+}
+
 projectRoutes.post(
   "/:id/files",
   doc({
@@ -244,7 +273,9 @@ projectRoutes.post(
       status: "uploading",
       projectId: project.id,
     });
-    const file = await storeUpload(c.env, { req: c.req.raw, row, stub: null });
+    const file = await whileProjectLives(c.env, { tenantId, projectId: project.id }, () =>
+      storeUpload(c.env, { req: c.req.raw, row, stub: null }),
+    );
     await keepInProject(c.env, { tenantId, projectId: project.id, row });
     return c.json(file, 201);
   },
@@ -274,17 +305,19 @@ async function projectUpload(c: { env: Env; get(k: "tenantId"): string; req: { p
   const tenantId = c.get("tenantId");
   const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
   if (!project) throw notFound("project");
-  const open = await openUpload(c.env, {
-    tenantId,
-    id: c.req.param("fileId"),
-    owned: (row) => row.projectId === project.id,
-  });
+  // A delete of the project since the check above may have swept the upload's row.
+  const open = await whileProjectLives(c.env, { tenantId, projectId: project.id }, () =>
+    openUpload(c.env, { tenantId, id: c.req.param("fileId"), owned: (row) => row.projectId === project.id }),
+  );
   return { tenantId, project, ...open };
 }
 
 projectRoutes.put("/:id/files/uploads/:fileId/parts/:part", doc(multipart.part), async (c) => {
-  const { upload } = await projectUpload(c);
-  return c.json(await putPart(upload, { part: c.req.param("part"), req: c.req.raw }));
+  const { tenantId, project, upload } = await projectUpload(c);
+  const part = await whileProjectLives(c.env, { tenantId, projectId: project.id }, () =>
+    putPart(upload, { part: c.req.param("part"), req: c.req.raw }),
+  );
+  return c.json(part);
 });
 
 projectRoutes.post(
@@ -294,15 +327,19 @@ projectRoutes.post(
   async (c) => {
     const { tenantId, project, row, upload } = await projectUpload(c);
     const { parts } = c.req.valid("json");
-    const file = await finishUpload(c.env, { row, stub: null, stored: () => completeParts(upload, parts) });
+    const file = await whileProjectLives(c.env, { tenantId, projectId: project.id }, () =>
+      finishUpload(c.env, { row, stub: null, stored: () => completeParts(upload, parts) }),
+    );
     await keepInProject(c.env, { tenantId, projectId: project.id, row });
     return c.json(file, 201);
   },
 );
 
 projectRoutes.delete("/:id/files/uploads/:fileId", doc(multipart.abort), async (c) => {
-  const { row } = await projectUpload(c);
+  const { tenantId, project, row } = await projectUpload(c);
   await purgeAttachment(c.env, row);
+  // The project's delete took the upload meanwhile: answered as the same abort sent after it is.
+  if (await projectGone(c.env, { tenantId, projectId: project.id })) throw notFound("project");
   return c.body(null, 204);
 });
 

@@ -103,9 +103,22 @@ export async function putPart(upload: R2MultipartUpload, { part, req }: { part: 
   const n = /^[1-9]\d{0,4}$/.test(part) ? Number(part) : 0;
   if (n < 1 || n > 10_000) throw badRequest("part: a number from 1 to 10000");
   contentLength(req.headers.get("content-length") ?? undefined);
-  const uploaded = await upload.uploadPart(n, req.body!);
-  return { partNumber: uploaded.partNumber, etag: uploaded.etag };
+  try {
+    const uploaded = await upload.uploadPart(n, req.body!);
+    return { partNumber: uploaded.partNumber, etag: uploaded.etag };
+  } catch (err) {
+    // An abort (or a complete, or the owner's delete) took the upload after the route read its row:
+    // the answer the same PUT gets a moment later, not a 500.
+    if (r2Code(err) === NO_SUCH_UPLOAD) throw notFound("upload");
+    throw err;
+  }
 }
+
+/** R2's "the specified multipart upload does not exist". */
+const NO_SUCH_UPLOAD = "10024";
+
+/** The code R2 puts at the end of its error's message, if any. */
+const r2Code = (err: unknown) => /\((\d{5})\)\s*$/.exec(err instanceof Error ? err.message : String(err))?.[1];
 
 /** Joins the parts into the object; a refusal as completeRefused says. */
 export async function completeParts(upload: R2MultipartUpload, parts: R2UploadedPart[]): Promise<void> {
@@ -126,7 +139,7 @@ const CALLER_CODES = new Set(["10011", "10024", "10025", "10048"]);
 
 function completeRefused(err: unknown): ApiError {
   const message = err instanceof Error ? err.message : String(err);
-  const code = /\((\d{5})\)\s*$/.exec(message)?.[1];
+  const code = r2Code(err);
   if (code && CALLER_CODES.has(code)) return badRequest(`parts: the upload could not be completed (${message})`);
   return new ApiError(
     502,

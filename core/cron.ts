@@ -1,6 +1,8 @@
 // Five-field cron expressions (minute hour day-of-month month day-of-week, UTC): "*", lists,
 // ranges and steps, with the classic rule that when both day fields are restricted (neither
 // starts with "*") a day matching either one matches. Names (JAN, MON) and the "@hourly" shorthands are accepted.
+// Fields are separated by ASCII whitespace only, and the L, W, # and ? of other crons are refused
+// as unsupported rather than read as bad values.
 
 export interface CronSchedule {
   minute: Set<number>;
@@ -24,28 +26,79 @@ const SHORTHANDS: Record<string, string> = {
   "@annually": "0 0 1 1 *",
 };
 
-function parseField(field: string, { min, max, names }: { min: number; max: number; names?: string[] }): Set<number> {
+/**
+ * Why an expression is refused: `syntax` (it is not one), `unsupported` (it uses what other crons
+ * read and this one does not), `never` (well-formed, but no day it names occurs). Callers tell them
+ * apart by this, not by the wording of the message.
+ */
+export type CronProblemKind = "syntax" | "unsupported" | "never";
+export interface CronProblem {
+  kind: CronProblemKind;
+  message: string;
+}
+
+/** What parseCron throws: the message says what is wrong, `kind` which sort of wrong it is. */
+export class CronError extends Error {
+  readonly kind: CronProblemKind;
+  constructor({ kind, message }: CronProblem) {
+    super(message);
+    this.name = "CronError";
+    this.kind = kind;
+  }
+}
+
+const syntax = (message: string) => new CronError({ kind: "syntax", message });
+
+// The whitespace that separates fields, as cron reads it: ASCII only. A no-break or ideographic
+// space pasted between fields is refused by name rather than silently read as a separator.
+const SEPARATORS = /[ \t\n\r\f\v]+/;
+const OTHER_SPACE = /[^\S \t\n\r\f\v]/u;
+
+// Quartz's and Cloudflare's last day ("L", "5L"), nearest weekday ("15W", "LW"), nth weekday
+// ("5#2") and no-value ("?"): not read here, so refused as such instead of as a bad number.
+const LAST_OR_WEEKDAY = /^(?:\d*[LW]|LW)$/i;
+
+/** The first value of a field written in another cron's extension, and its character(s). */
+function extension(field: string, names?: string[]): { token: string; char: string } | null {
+  for (const token of field.split(/[,/-]/)) {
+    if (names?.includes(token.toUpperCase())) continue;
+    const mark = /[#?]/.exec(token)?.[0] ?? (LAST_OR_WEEKDAY.test(token) ? token.replace(/\d/g, "") : undefined);
+    if (mark) return { token, char: mark };
+  }
+  return null;
+}
+
+function parseField(
+  field: string,
+  { min, max, names, label }: { min: number; max: number; names?: string[]; label: string },
+): Set<number> {
+  const ext = extension(field, names);
+  if (ext)
+    throw new CronError({
+      kind: "unsupported",
+      message: `"${ext.char}" in ${label}${ext.token === ext.char ? "" : ` ("${ext.token}")`} is not supported: this cron reads no L, W, # or ? (as Cloudflare's and Quartz's do)`,
+    });
   const out = new Set<number>();
   const value = (token: string): number => {
     const upper = token.toUpperCase();
     const named = names?.indexOf(upper) ?? -1;
     const n = named >= 0 ? named + (names === MONTHS ? 1 : 0) : /^\d+$/.test(token) ? Number(token) : NaN;
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`"${token}" is not in ${min}-${max}`);
+    if (!Number.isInteger(n) || n < min || n > max) throw syntax(`"${token}" is not in ${min}-${max}`);
     return n;
   };
   for (const part of field.split(",")) {
-    if (part.split("/").length > 2) throw new Error(`"${part}" has more than one step`);
+    if (part.split("/").length > 2) throw syntax(`"${part}" has more than one step`);
     const [range, stepText] = part.split("/");
     const step = stepText === undefined ? 1 : /^\d+$/.test(stepText) ? Number(stepText) : Number.NaN;
-    if (!Number.isInteger(step) || step < 1) throw new Error(`bad step "${stepText}"`);
+    if (!Number.isInteger(step) || step < 1) throw syntax(`bad step "${stepText}"`);
     let lo: number;
     let hi: number;
     if (range === "*") [lo, hi] = [min, max];
     else if (range.includes("-")) {
-      if (range.split("-").length > 2) throw new Error(`range "${range}" has more than two ends`);
+      if (range.split("-").length > 2) throw syntax(`range "${range}" has more than two ends`);
       const [a, b] = range.split("-");
       [lo, hi] = [value(a), value(b)];
-      if (lo > hi) throw new Error(`range "${range}" runs backwards`);
+      if (lo > hi) throw syntax(`range "${range}" runs backwards`);
     } else {
       lo = value(range);
       hi = stepText === undefined ? lo : max;
@@ -55,21 +108,31 @@ function parseField(field: string, { min, max, names }: { min: number; max: numb
   return out;
 }
 
-/** Parses an expression or throws an Error whose message says what is wrong. */
+/** Parses an expression or throws a CronError whose message says what is wrong. */
 export function parseCron(expression: string): CronSchedule {
   // Own keys only: "__proto__" or "constructor" is no shorthand but a bad expression.
   const name = expression.trim().toLowerCase();
   const expr = Object.hasOwn(SHORTHANDS, name) ? SHORTHANDS[name] : expression.trim();
-  const fields = expr.split(/\s+/);
-  if (fields.length !== 5) throw new Error("needs 5 fields: minute hour day-of-month month day-of-week");
+  const space = OTHER_SPACE.exec(expr)?.[0];
+  if (space)
+    throw syntax(
+      `U+${space.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")} is no space this cron reads between fields: separate them with plain spaces or tabs`,
+    );
+  const fields = expr.split(SEPARATORS);
+  if (fields.length !== 5) throw syntax("needs 5 fields: minute hour day-of-month month day-of-week");
   const [m, h, dom, mon, dow] = fields;
-  const dayOfWeek = parseField(dow, { min: 0, max: 7, names: DAYS });
+  // Read in the order they are written, so a refusal names the first field at fault.
+  const minute = parseField(m, { min: 0, max: 59, label: "minute" });
+  const hour = parseField(h, { min: 0, max: 23, label: "hour" });
+  const dayOfMonth = parseField(dom, { min: 1, max: 31, label: "day-of-month" });
+  const month = parseField(mon, { min: 1, max: 12, names: MONTHS, label: "month" });
+  const dayOfWeek = parseField(dow, { min: 0, max: 7, names: DAYS, label: "day-of-week" });
   if (dayOfWeek.has(7)) dayOfWeek.add(0); // 7 is Sunday too
   const schedule: CronSchedule = {
-    minute: parseField(m, { min: 0, max: 59 }),
-    hour: parseField(h, { min: 0, max: 23 }),
-    dayOfMonth: parseField(dom, { min: 1, max: 31 }),
-    month: parseField(mon, { min: 1, max: 12, names: MONTHS }),
+    minute,
+    hour,
+    dayOfMonth,
+    month,
     dayOfWeek,
     // As Vixie cron and cronie read it: a day field starting with "*" ("*/2" too) does not count
     // for the either-day rule, so "0 9 */2 * MON" is Mondays that fall on odd days.
@@ -79,7 +142,10 @@ export function parseCron(expression: string): CronSchedule {
   // Days of the month alone (the weekday open) that no month it names has: it would never run.
   const days = [...schedule.dayOfMonth];
   if (!schedule.dowRestricted && ![...schedule.month].some((mo) => days.some((d) => d <= MONTH_DAYS[mo - 1])))
-    throw new Error(`never runs: day ${days.join(",")} does not occur in month ${[...schedule.month].join(",")}`);
+    throw new CronError({
+      kind: "never",
+      message: `never runs: day ${days.join(",")} does not occur in month ${[...schedule.month].join(",")}`,
+    });
   return schedule;
 }
 
@@ -88,10 +154,11 @@ const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /**
  * The spelling a schedule is stored in: trimmed, its fields one space apart, an @name in lower
- * case. Field names (JAN, mon) keep theirs: they read the same either way (sameSchedule).
+ * case. Field names (JAN, mon) keep theirs: they read the same either way (sameSchedule). Only the
+ * whitespace that separates fields is collapsed: a space parseCron refuses stays to be refused.
  */
 export function normalizeCron(expression: string): string {
-  const text = expression.trim().replace(/\s+/g, " ");
+  const text = expression.trim().replace(new RegExp(SEPARATORS.source, "g"), " ");
   return text.startsWith("@") ? text.toLowerCase() : text;
 }
 
@@ -117,13 +184,21 @@ export function sameSchedule(a: string, b: string): boolean {
   return true;
 }
 
-export function cronError(expression: string): string | null {
+/** Why an expression is refused (null when it parses). */
+export function cronProblem(expression: string): CronProblem | null {
   try {
     parseCron(expression);
     return null;
   } catch (err) {
-    return (err as Error).message;
+    // Anything else thrown is a fault in the parser, not in the expression: let it surface.
+    if (!(err instanceof CronError)) throw err;
+    return { kind: err.kind, message: err.message };
   }
+}
+
+/** What is wrong with an expression, in words (null when it parses). */
+export function cronError(expression: string): string | null {
+  return cronProblem(expression)?.message ?? null;
 }
 
 export function matches(s: CronSchedule, at: Date): boolean {

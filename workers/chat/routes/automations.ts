@@ -3,7 +3,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { nonBlankText } from "../../../core/blank-text";
-import { cronError, normalizeCron } from "../../../core/cron";
+import { type CronProblemKind, cronProblem, normalizeCron } from "../../../core/cron";
 import { isId } from "../../../core/ids";
 import {
   createAutomation,
@@ -41,22 +41,38 @@ async function keyExpiry(c: Context<AppEnv>): Promise<string | null> {
 const changedMeanwhile = () =>
   new ApiError(409, "conflict", "the automation kept changing while this change was decided; send it again");
 
+/** How a refusal reads after `schedule: `, by its kind. */
+const REFUSAL: Record<CronProblemKind, (message: string) => string> = {
+  syntax: (message) => `not a cron expression: ${message}`,
+  // A cron feature not read here, or a schedule that can never run, is well-formed: it is refused
+  // for that alone, as the docs word it.
+  unsupported: (message) => message,
+  never: (message) => message,
+};
+const SCHEDULE_MAX = 100;
+
 const schedule = z
   .string()
   .trim()
   .min(1)
-  .max(100)
-  .superRefine((v, ctx) => {
-    const problem = cronError(v);
-    // A schedule that can never run is well-formed: it is refused for that alone, as the docs word it.
-    if (problem)
-      ctx.addIssue({
-        code: "custom",
-        message: problem.startsWith("never runs:") ? problem : `not a cron expression: ${problem}`,
-      });
-  })
   // Stored in one spelling (extra spaces, an @name's case): the same schedule sent again is no change.
-  .transform(normalizeCron);
+  .transform(normalizeCron)
+  // The bound is on that spelling, so how many spaces were sent between fields does not count.
+  .pipe(
+    z
+      .string()
+      .max(SCHEDULE_MAX, {
+        message: `at most ${SCHEDULE_MAX} characters once trimmed and its fields one space apart`,
+        abort: true,
+      })
+      .superRefine((v, ctx) => {
+        const problem = cronProblem(v);
+        if (problem) ctx.addIssue({ code: "custom", message: REFUSAL[problem.kind](problem.message) });
+      }),
+  )
+  .meta({
+    description: `Five-field UTC cron (minute hour day-of-month month day-of-week) or @hourly, @daily, …; at most ${SCHEDULE_MAX} characters once trimmed and its fields one space apart.`,
+  });
 const fields = {
   // A name people read in lists: the rule of a title or a project's name, within 100 characters.
   name: visibleName.max(100),

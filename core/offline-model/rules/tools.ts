@@ -1,7 +1,8 @@
 /**
- * Tool definitions: custom tools (name, input_schema) and the web search / web fetch server tools
- * with the parameters each version documents. Other tool types the SDK names are accepted as they
- * are (the platform does not send them); an unknown type is refused.
+ * Tool definitions: custom tools (name, input_schema), the web search / web fetch server tools with
+ * the parameters each version documents, and the other Anthropic-defined tool types the SDK names,
+ * each with its fixed name and its own fields (the platform sends none of them, but a request that
+ * does is held to the same schema as on the real API); an unknown type is refused.
  */
 import { metaSchemaProblem } from "../../json-schema";
 import { invalid } from "../errors";
@@ -33,6 +34,12 @@ export const SERVER_TOOLS: Record<string, { name: "web_search" | "web_fetch"; fi
   web_fetch_20260309: { name: "web_fetch", fields: [...FETCH, "use_cache"] },
   web_fetch_20260318: { name: "web_fetch", fields: [...FETCH, "use_cache", "response_inclusion"] },
 };
+/**
+ * The server tool a type names, if any. Own keys only: a type such as "toString" or "constructor"
+ * would otherwise find the object's prototype and reach the checks as if it were a server tool.
+ */
+const serverTool = (type: unknown) =>
+  typeof type === "string" && Object.hasOwn(SERVER_TOOLS, type) ? SERVER_TOOLS[type] : undefined;
 const CUSTOM = [
   "input_schema",
   "name",
@@ -45,35 +52,136 @@ const CUSTOM = [
   "strict",
   "type",
 ];
-/** Tool types of the SDK's ToolUnion that the stand-in takes without checking their fields. */
-const OTHER_TYPES = [
-  "bash_20250124",
-  "code_execution_20250522",
-  "code_execution_20250825",
-  "code_execution_20260120",
-  "code_execution_20260521",
-  "browser_toolset_20260801",
-  "memory_20250818",
-  "computer_toolset_20260801",
-  "text_editor_20250124",
-  "text_editor_20250429",
-  "text_editor_20250728",
-  "tool_search_tool_bm25_20251119",
-  "tool_search_tool_bm25",
-  "tool_search_tool_regex_20251119",
-  "tool_search_tool_regex",
+/** The fields of the SDK's client tools with a name (ToolBash20250124, MemoryTool20250818, ToolTextEditor*). */
+const CLIENT = [...COMMON, "input_examples"];
+
+interface TypedTool {
+  /** The name the type fixes; null for a toolset, which has no name field. */
+  name: string | null;
+  fields: readonly string[];
+  /** A toolset's member tools: the keys its `configs` may have. */
+  members?: readonly string[];
+}
+const BROWSER_MEMBERS = [
+  "close_tab",
+  "double_click",
+  "file_upload",
+  "find",
+  "form_input",
+  "get_page_text",
+  "hold_key",
+  "hover",
+  "javascript_exec",
+  "key",
+  "left_click",
+  "left_click_drag",
+  "left_mouse_down",
+  "left_mouse_up",
+  "list_tabs",
+  "middle_click",
+  "mouse_move",
+  "navigate",
+  "new_tab",
+  "read_console",
+  "read_network",
+  "read_page",
+  "right_click",
+  "screenshot",
+  "scroll",
+  "scroll_to",
+  "switch_tab",
+  "triple_click",
+  "type",
+  "wait",
+  "zoom",
 ];
+const COMPUTER_MEMBERS = [
+  "cursor_position",
+  "double_click",
+  "hold_key",
+  "key",
+  "left_click",
+  "left_click_drag",
+  "left_mouse_down",
+  "left_mouse_up",
+  "middle_click",
+  "mouse_move",
+  "right_click",
+  "screenshot",
+  "scroll",
+  "triple_click",
+  "type",
+  "wait",
+  "zoom",
+];
+/**
+ * The other tool types of the SDK's ToolUnion, each with the name its type fixes and its optional
+ * fields, as the pinned SDK declares them (node_modules/@anthropic-ai/sdk/resources/messages/messages.d.ts:
+ * ToolBash20250124, CodeExecutionTool*, BrowserToolset20260801, MemoryTool20250818,
+ * ComputerToolset20260801, ToolTextEditor20250124/20250429/20250728, ToolSearchToolBm25_20251119,
+ * ToolSearchToolRegex20251119). Only text_editor_20250728 has max_characters; code execution and tool
+ * search take no input_examples; a toolset has no name, only cache_control and configs.
+ */
+const TYPED_TOOLS: Record<string, TypedTool> = {
+  bash_20250124: { name: "bash", fields: CLIENT },
+  code_execution_20250522: { name: "code_execution", fields: COMMON },
+  code_execution_20250825: { name: "code_execution", fields: COMMON },
+  code_execution_20260120: { name: "code_execution", fields: COMMON },
+  code_execution_20260521: { name: "code_execution", fields: COMMON },
+  browser_toolset_20260801: { name: null, fields: ["cache_control", "configs"], members: BROWSER_MEMBERS },
+  memory_20250818: { name: "memory", fields: CLIENT },
+  computer_toolset_20260801: { name: null, fields: ["cache_control", "configs"], members: COMPUTER_MEMBERS },
+  text_editor_20250124: { name: "str_replace_editor", fields: CLIENT },
+  text_editor_20250429: { name: "str_replace_based_edit_tool", fields: CLIENT },
+  text_editor_20250728: { name: "str_replace_based_edit_tool", fields: [...CLIENT, "max_characters"] },
+  tool_search_tool_bm25_20251119: { name: "tool_search_tool_bm25", fields: COMMON },
+  tool_search_tool_bm25: { name: "tool_search_tool_bm25", fields: COMMON },
+  tool_search_tool_regex_20251119: { name: "tool_search_tool_regex", fields: COMMON },
+  tool_search_tool_regex: { name: "tool_search_tool_regex", fields: COMMON },
+};
+
+const NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from";
+
+/**
+ * A toolset's configs: its member tools only, each `{enabled?, defer_loading?}` or null (SDK
+ * BrowserToolsetConfigs, ComputerToolsetConfigs: "Unknown keys are rejected: the field set is this
+ * toolset version's complete member set"). A member named `type` is a key like any other here.
+ */
+function checkToolsetConfigs(configs: unknown, { path, members }: { path: string; members: readonly string[] }): void {
+  if (configs === undefined || configs === null) return;
+  if (!isObject(configs)) throw invalid(`${path}: ${NOT_AN_OBJECT}`);
+  checkFields(configs, { fields: { required: [], optional: members }, path, ignore: [] });
+  for (const [member, config] of Object.entries(configs)) {
+    if (config === null) continue;
+    if (!isObject(config)) throw invalid(`${path}.${member}: ${NOT_AN_OBJECT}`);
+    const fields = { required: [], optional: ["defer_loading", "enabled"] };
+    checkFields(config, { fields, path: `${path}.${member}`, ignore: [] });
+  }
+}
+
+/** One tool of TYPED_TOOLS: no field its type does not declare, its fixed name, a valid cache_control and configs. */
+function checkTypedTool(tool: Record<string, unknown>, { spec, path }: { spec: TypedTool; path: string }): void {
+  checkFields(tool, { fields: { required: spec.name === null ? [] : ["name"], optional: spec.fields }, path });
+  if (spec.name !== null && tool.name !== spec.name) throw invalid(`${path}.name: Input should be '${spec.name}'`);
+  checkCacheControl(tool.cache_control, path);
+  if (spec.members) checkToolsetConfigs(tool.configs, { path: `${path}.configs`, members: spec.members });
+}
 
 export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,128}$/;
 const isCustom = (tool: Record<string, unknown>) =>
   tool.type === undefined || tool.type === null || tool.type === "custom";
 const toolsOf = (body: Record<string, unknown>) => (Array.isArray(body.tools) ? body.tools : []) as unknown[];
 
-/** Known tool types and their fields. Source: https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-reference */
+/**
+ * Known tool types and their fields; an Anthropic-defined tool's name is the one its type fixes.
+ * Sources: https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-reference and the
+ * pinned SDK's types (TYPED_TOOLS).
+ */
 export const toolTypes: Rule = ({ body, model }) => {
   for (const [n, tool] of toolsOf(body).entries()) {
     if (!isObject(tool))
       throw invalid(`tools.${n}: Input should be a valid dictionary or object to extract fields from`);
+    const server = serverTool(tool.type);
     if (isCustom(tool)) {
       checkFields(tool, {
         fields: { required: ["input_schema", "name"], optional: CUSTOM },
@@ -81,16 +189,19 @@ export const toolTypes: Rule = ({ body, model }) => {
         ignore: [],
       });
       checkCacheControl(tool.cache_control, `tools.${n}.custom`);
-    } else if (typeof tool.type === "string" && SERVER_TOOLS[tool.type]) {
-      const spec = SERVER_TOOLS[tool.type];
-      checkFields(tool, { fields: { required: ["name"], optional: spec.fields }, path: `tools.${n}.${tool.type}` });
-      if (tool.name !== spec.name) throw invalid(`tools.${n}.${tool.type}.name: Input should be '${spec.name}'`);
+    } else if (server) {
+      checkFields(tool, { fields: { required: ["name"], optional: server.fields }, path: `tools.${n}.${tool.type}` });
+      if (tool.name !== server.name) throw invalid(`tools.${n}.${tool.type}.name: Input should be '${server.name}'`);
       checkCacheControl(tool.cache_control, `tools.${n}.${tool.type}`);
-    } else if (typeof tool.type === "string" && /^[a-z_]+_\d{8}$/.test(tool.type) && !OTHER_TYPES.includes(tool.type)) {
+    } else if (typeof tool.type === "string" && Object.hasOwn(TYPED_TOOLS, tool.type)) {
+      checkTypedTool(tool, { spec: TYPED_TOOLS[tool.type], path: `tools.${n}.${tool.type}` });
+    } else if (typeof tool.type === "string" && /^[a-z_]+_\d{8}$/.test(tool.type)) {
       // An Anthropic-defined tool type this model does not offer. Source: https://platform.claude.com/docs/en/api/errors
       throw invalid(`'${model.id}' does not support tool types: ${tool.type}.`);
-    } else if (!OTHER_TYPES.includes(String(tool.type))) {
-      const tags = ["custom", ...Object.keys(SERVER_TOOLS), ...OTHER_TYPES].map((t) => `'${t}'`).join(", ");
+    } else {
+      const tags = ["custom", ...Object.keys(SERVER_TOOLS), ...Object.keys(TYPED_TOOLS)]
+        .map((t) => `'${t}'`)
+        .join(", ");
       throw invalid(
         `tools.${n}: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags: ${tags}`,
       );
@@ -176,14 +287,11 @@ export const strictToolLimit: Rule = ({ body }) => {
  * type the model does not support), https://platform.claude.com/docs/en/models/opus-5/migration-guide.
  */
 export const serverToolModel: Rule = ({ body, model }) => {
-  const types = toolsOf(body).flatMap((tool) =>
-    isObject(tool) &&
-    typeof tool.type === "string" &&
-    SERVER_TOOLS[tool.type] &&
-    !model.serverTools.includes(SERVER_TOOLS[tool.type].name)
-      ? [tool.type]
-      : [],
-  );
+  const types = toolsOf(body).flatMap((tool) => {
+    if (!isObject(tool) || typeof tool.type !== "string") return [];
+    const server = serverTool(tool.type);
+    return server && !model.serverTools.includes(server.name) ? [tool.type] : [];
+  });
   if (types.length > 0) throw invalid(`'${model.id}' does not support tool types: ${types.join(", ")}.`);
 };
 
@@ -195,7 +303,7 @@ export const serverToolModel: Rule = ({ body, model }) => {
  */
 export const serverToolParameters: Rule = ({ body }) => {
   for (const [n, tool] of toolsOf(body).entries()) {
-    if (!isObject(tool) || typeof tool.type !== "string" || !SERVER_TOOLS[tool.type]) continue;
+    if (!isObject(tool) || !serverTool(tool.type)) continue;
     const at = `tools.${n}.${tool.type}`;
     const allowed = tool.allowed_domains;
     const blocked = tool.blocked_domains;

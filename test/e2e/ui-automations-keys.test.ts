@@ -2,12 +2,14 @@
 // created through the form is listed and in GET /v1/automations, a bad schedule is refused in the
 // form's words with the focus on the field, pause, resume, edit, runs and delete; a key's secret
 // is shown once (gone after a reload), another key is revoked, the tenant's last key is refused
-// with the API's 409, and revoking the key the tab is signed in with signs out.
+// with the API's 409, and revoking the key the tab is signed in with signs out. The Channel field
+// offers the tenant's channels and says when a name is none of them; an expiry the clocks skip (a
+// daylight-saving gap, in a browser on Berlin's time) is refused on its field.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
-import { ADMIN, api } from "./client";
+import { ADMIN, api, base, KEY } from "./client";
 import { browserForFile, signedInTab } from "./page-waits";
 
 const f = browserForFile();
@@ -23,6 +25,19 @@ afterAll(async () => {
 
 const focusedId = (p: Page) => p.evaluate(() => document.activeElement?.id ?? "");
 const text = async (p: Page, selector: string) => (await p.locator(selector).textContent()) ?? "";
+
+/** A signed-in tab whose browser keeps the time of `timezoneId` (signedInTab takes no time zone). */
+async function tabIn(timezoneId: string): Promise<Page> {
+  const context = await f.browser().newContext({ timezoneId, viewport: { width: 1280, height: 800 } });
+  f.contexts.push(context);
+  const p = await context.newPage();
+  p.setDefaultTimeout(20_000);
+  await p.goto(`${base()}/`, { waitUntil: "domcontentloaded", timeout: 60_000 });
+  await p.fill("#api-key", KEY);
+  await p.click("#signin-form button[type=submit]");
+  await p.waitForSelector("#new-chat-form");
+  return p;
+}
 
 /** Follows one of the sidebar's account links, as a person would, and waits for the view's form. */
 async function open(p: Page, hash: "#/automations" | "#/keys", drawn: string) {
@@ -151,6 +166,51 @@ describe("the Automations screen", () => {
     expect(await text(p, "#automations-status")).toBe(`Deleted “${name}”.`);
     expect((await api("GET", `/v1/automations/${id}`)).status).toBe(404);
   });
+
+  it("offers the tenant's channels in the Channel field, says when a name is none of them, and still refuses a bad one on the field", async () => {
+    const stamp = Date.now();
+    const existing = `ui-picked-${stamp}`;
+    expect((await api("PATCH", `/v1/channels/${existing}`, { rotationSeconds: 3600 })).status).toBe(200);
+    const p = await devTab();
+    // Another view first: the Automations view reads the channels when it is drawn.
+    await open(p, "#/keys", "#key-form");
+    await open(p, "#/automations", "#automation-form");
+    expect(await p.getAttribute("#auto-channel", "list")).toBe("auto-channel-list");
+    await expect.poll(() => p.locator(`#auto-channel-list option[value="${existing}"]`).count()).toBe(1);
+    expect(await p.getAttribute("#auto-channel", "aria-describedby")).toBe("auto-channel-hint auto-channel-note");
+
+    // A typo is said under the field before anything is sent; a name in another case is pointed out.
+    await p.fill("#auto-channel", `ui-picket-${stamp}`);
+    await expect
+      .poll(() => text(p, "#auto-channel-note"))
+      .toBe(`New channel: none is named “ui-picket-${stamp}” yet; the first run starts it.`);
+    await p.fill("#auto-channel", existing.toUpperCase());
+    await expect.poll(() => text(p, "#auto-channel-note")).toContain(`(“${existing}” is, and capitals count)`);
+    // A name the API refuses is not called new: it is refused on the field once sent.
+    await p.fill("#auto-channel", "-bad");
+    await expect.poll(() => p.locator("#auto-channel-note").isHidden()).toBe(true);
+    const name = `Picked channel ${stamp}`;
+    await p.fill("#auto-name", name);
+    await p.fill("#auto-schedule", "@daily");
+    await p.fill("#auto-prompt", "Say hello.");
+    await p.click("#automation-create");
+    await expect.poll(() => text(p, "#automation-form-status")).toMatch(/^"Channel": a letter or digit first/);
+    expect(await focusedId(p)).toBe("auto-channel");
+    expect(await p.getAttribute("#auto-channel", "aria-invalid")).toBe("true");
+
+    // The channel the list offers: nothing said under the field, created on it.
+    await p.fill("#auto-channel", existing);
+    await expect.poll(() => p.locator("#auto-channel-note").isHidden()).toBe(true);
+    await p.click("#automation-create");
+    await expect
+      .poll(() => text(p, "#automation-form-status"))
+      .toBe(`Created “${name}”: it runs at its next slot (@daily, UTC).`);
+    const id = (await p.locator("#automations li.automation", { hasText: name }).getAttribute("data-id")) ?? "";
+    expect((await api("GET", `/v1/automations/${id}`)).json).toMatchObject({ name, channel: existing });
+    expect(await p.locator("#auto-channel-note").isHidden()).toBe(true);
+    await api("DELETE", `/v1/automations/${id}`);
+    await api("DELETE", `/v1/channels/${existing}`);
+  });
 });
 
 describe("the API keys screen", () => {
@@ -222,6 +282,9 @@ describe("the API keys screen", () => {
     const views: Record<string, { violations: string[]; fits: boolean }> = { keys: await checked(p) };
     await p.evaluate(() => (location.hash = "#/automations"));
     await p.waitForSelector("#automations-empty", { state: "visible" });
+    // The Channel field's note quoting a new name of 64 unbroken characters wraps inside the phone.
+    await p.fill("#auto-channel", "n".repeat(64));
+    await p.waitForSelector("#auto-channel-note", { state: "visible" });
     views.automations = await checked(p);
     // And in the other theme.
     await p.click("#theme-toggle");
@@ -243,5 +306,38 @@ describe("the API keys screen", () => {
     expect(await text(p, "#signin-form")).toMatch(/refused/);
     expect(await p.title()).toBe("Sign in · context-chat");
     expect((await api("GET", "/v1/keys", undefined, { key: tenant.apiKey })).status).toBe(401);
+  });
+
+  it("refuses on its field an expiry the clocks skip (a daylight-saving gap), creating nothing", async () => {
+    const p = await tabIn("Europe/Berlin");
+    await p.evaluate(() => (location.hash = "#/keys"));
+    await p.waitForSelector("#key-form");
+    expect(await text(p, "#key-expires-hint")).toContain("(Europe/Berlin)");
+    const name = `ui dst ${Date.now()}`;
+    await p.fill("#key-name", name);
+    // On 31 March 2030 Berlin's clocks go from 02:00 straight to 03:00: 02:30 never happens there.
+    await p.fill("#key-expires", "2030-03-31T02:30");
+    await p.click("#key-create");
+    await expect
+      .poll(() => text(p, "#key-form-status"))
+      .toBe(
+        "“Expires”: 2030-03-31 02:30 does not exist in your time zone (Europe/Berlin), the clocks jump past it that night. Choose another time: no key was created.",
+      );
+    expect(await p.locator("#key-form-status .error-line").count()).toBe(1);
+    expect(await focusedId(p)).toBe("key-expires");
+    expect(await p.getAttribute("#key-expires", "aria-invalid")).toBe("true");
+    expect(await p.locator("#new-key-secret").count()).toBe(0);
+    const named = async () =>
+      (await api("GET", "/v1/keys?limit=200")).json.data.filter((k: { name: string | null }) => k.name === name);
+    expect(await named()).toEqual([]);
+
+    // An hour on is a time that exists: created, expiring at 03:30 summer time (01:30 UTC).
+    await p.fill("#key-expires", "2030-03-31T03:30");
+    await p.click("#key-create");
+    await p.waitForSelector("#new-key-secret");
+    expect(await p.getAttribute("#key-expires", "aria-invalid")).toBeNull();
+    const made = await named();
+    expect(made).toMatchObject([{ name, expiresAt: "2030-03-31T01:30:00.000Z" }]);
+    await api("DELETE", `/v1/keys/${made[0].id}`);
   });
 });

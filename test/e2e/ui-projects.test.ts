@@ -3,7 +3,10 @@
 // uploaded and listed with its note (as GET /v1/projects/:id has it), an unreadable one refused
 // before upload, a file deleted after a confirm; a new chat started in the project, created with
 // its projectId and its first turn answered; both pages pass axe at a phone's width in both themes.
-// And Settings names `settings.serverTools` and `settings.refusalFallbackModel` by their labels.
+// A project's settings edited on its page (a refusal named on its field by label, the focus there),
+// the project deleted from its page after a confirm, and a new chat in a project deleted meanwhile
+// said plainly with the message kept. And Settings names `settings.serverTools` and
+// `settings.refusalFallbackModel` by their labels.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Page } from "playwright-core";
@@ -78,7 +81,7 @@ describe("the Projects screens", () => {
     expect(await p.evaluate(() => document.activeElement?.classList.contains("project-rename-button"))).toBe(true);
     expect((await api("GET", `/v1/projects/${id}`)).json.name).toBe(renamed);
 
-    // Its page: the name, no files yet, the settings read-only.
+    // Its page: the name, no files yet, its settings.
     await row.locator("a.item-name").click();
     await expect.poll(() => text(p, "#project-heading")).toBe(renamed);
     expect(await p.title()).toBe(`${renamed} · context-chat`);
@@ -153,6 +156,10 @@ describe("the Projects screens", () => {
     await p.evaluate((id) => (location.hash = `#/projects/${id}`), project.id);
     await p.locator("#project-files li.project-file").waitFor();
     await p.locator(".file-note summary").click();
+    // The settings form with "Advanced" open, and the project's delete asking to confirm.
+    await p.click("#project-settings-form .advanced summary");
+    await p.click("#project-delete");
+    await p.locator("#project-delete-confirm").waitFor();
     views.project = await checked(p);
     await p.click("#theme-toggle");
     views.projectOtherTheme = await checked(p);
@@ -185,5 +192,100 @@ describe("the Projects screens", () => {
       .poll(() => text(p, "#settings-status"))
       .toBe('"Refusal fallback model": must be another model than "Model"');
     expect(await focusedId(p)).toBe("set-model");
+  });
+
+  it("edits a project's settings: a refusal named on its field, the focus there; the API's own keys kept", async () => {
+    const project = (
+      await api("POST", "/v1/projects", { name: `Settings ${Date.now()}`, settings: { summaryMaxChars: 5000 } })
+    ).json;
+    const at = `/v1/projects/${project.id}` as const;
+    const p = await signedInTab(f.browser(), f.contexts);
+    await p.evaluate((id) => (location.hash = `#/projects/${id}`), project.id);
+    await p.waitForSelector("#project-settings-form");
+    // As the project holds them: every field the account's, the key set through the API listed.
+    expect(await p.inputValue("#project-set-model")).toBe("");
+    expect(await p.inputValue("#project-set-tailMessages")).toBe("");
+    expect(await text(p, "#project-settings-form .project-settings")).toBe("summaryMaxChars5000");
+
+    // A refusal naming two settings shows their labels; the focus goes to the first, "Advanced" opened.
+    await p.click("#project-settings-form .advanced summary");
+    await p.fill("#project-set-compactTargetRatio", "0.8");
+    await p.click("#project-settings-form .advanced summary");
+    await p.click("#project-settings-save");
+    await expect
+      .poll(() => text(p, "#project-settings-status"))
+      .toBe('"Compact down to (share of window)": must be smaller than "Compact at (share of window)"');
+    expect(await focusedId(p)).toBe("project-set-compactTargetRatio");
+    expect(await p.getAttribute("#project-set-compactTargetRatio", "aria-invalid")).toBe("true");
+    expect(await p.getAttribute("#project-settings-form .advanced", "open")).toBe("");
+    expect((await api("GET", at)).json.settings).toEqual({ summaryMaxChars: 5000 });
+
+    // Saved: a model, a number, how thinking shows and the model's own effort; the API's key kept.
+    const model = await p.locator("#project-set-model option").nth(1).getAttribute("value");
+    await p.fill("#project-set-compactTargetRatio", "");
+    await p.fill("#project-set-tailMessages", "12");
+    await p.selectOption("#project-set-model", model ?? "");
+    await p.selectOption("#project-set-thinkingDisplay", "omitted");
+    await p.selectOption("#project-set-effort", "default");
+    await p.click("#project-settings-save");
+    await expect
+      .poll(() => text(p, "#project-settings-status"))
+      .toBe("Saved: the project's new conversations start with these.");
+    expect(await p.getAttribute("#project-set-compactTargetRatio", "aria-invalid")).toBeNull();
+    expect((await api("GET", at)).json.settings).toEqual({
+      summaryMaxChars: 5000,
+      model,
+      tailMessages: 12,
+      thinkingDisplay: "omitted",
+      effort: null,
+    });
+    await p.click("#project-settings-save");
+    await expect.poll(() => text(p, "#project-settings-status")).toBe("Nothing changed.");
+
+    // Back to the account's: the key goes from the project's settings.
+    await p.selectOption("#project-set-model", "");
+    await p.fill("#project-set-tailMessages", "");
+    await p.click("#project-settings-save");
+    await expect
+      .poll(async () => (await api("GET", at)).json.settings)
+      .toEqual({ summaryMaxChars: 5000, thinkingDisplay: "omitted", effort: null });
+  });
+
+  it("deletes a project from its page after a confirm, then the list says so", async () => {
+    const name = `Doomed ${Date.now()}`;
+    const project = (await api("POST", "/v1/projects", { name })).json;
+    const p = await signedInTab(f.browser(), f.contexts);
+    await p.evaluate((id) => (location.hash = `#/projects/${id}`), project.id);
+    await p.click("#project-delete");
+    expect(await focusedId(p)).toBe("project-delete-confirm");
+    await p.keyboard.press("Escape");
+    expect(await focusedId(p)).toBe("project-delete");
+    expect((await api("GET", `/v1/projects/${project.id}`)).status).toBe(200);
+
+    await p.click("#project-delete");
+    await p.click("#project-delete-confirm");
+    await p.waitForFunction(() => location.hash === "#/projects");
+    await expect
+      .poll(() => text(p, "#projects-status"))
+      .toBe(`Deleted “${name}” and its files: its conversations stay, without them.`);
+    expect(await p.locator(`#projects li[data-id="${project.id}"]`).count()).toBe(0);
+    expect(await p.evaluate(() => document.activeElement?.tagName)).toBe("H1");
+    expect((await api("GET", `/v1/projects/${project.id}`)).status).toBe(404);
+  });
+
+  it("a new chat in a project deleted meanwhile says so plainly, links to Projects and keeps the message", async () => {
+    const project = (await api("POST", "/v1/projects", { name: `Gone ${Date.now()}` })).json;
+    const p = await signedInTab(f.browser(), f.contexts);
+    await p.evaluate((id) => (location.hash = `#/?project=${id}`), project.id);
+    await expect.poll(() => text(p, "#new-chat-project")).toContain(project.name);
+    // Deleted elsewhere (another tab) while this page is open.
+    expect((await api("DELETE", `/v1/projects/${project.id}`)).status).toBe(204);
+    await p.fill("#composer", "Is anything still here?");
+    await p.click("#send");
+    const said = p.locator("#new-chat-form [role=alert]");
+    await expect.poll(() => said.textContent()).toBe("This project no longer exists. All projects");
+    expect(await said.locator("a").getAttribute("href")).toBe("#/projects");
+    expect(await p.inputValue("#composer")).toBe("Is anything still here?");
+    expect(await p.evaluate(() => location.hash)).toBe(`#/?project=${project.id}`);
   });
 });

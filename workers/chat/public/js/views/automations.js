@@ -20,7 +20,12 @@ import {
 const SCHEDULE_HINT =
   "Five-field cron in UTC (minute hour day-of-month month day-of-week), such as 0 9 * * 1-5 for 09:00 UTC on weekdays, or @hourly, @daily, @weekly, @monthly.";
 const CHANNEL_HINT =
-  "Letters, digits and . _ - (a letter or digit first, at most 64). Each run is a turn on this channel's conversation.";
+  "Pick one of your channels from the list, or type a new name: letters, digits and . _ - (a letter or digit first, at most 64). Each run is a turn on this channel's conversation.";
+// The API's rule for a channel name (CHANNEL_NAME in routes/channels.ts): a name outside it is
+// refused on the field by the API, so the page only says "new channel" of one it would take.
+const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+// Channels read for the list, at most: past that a typed name is taken without a word.
+const CHANNEL_PAGES = 4;
 const PAGE = 20;
 const RUNS_PAGE = 20;
 
@@ -53,18 +58,26 @@ export async function automationsView(root, signal) {
     heading.setAttribute("tabindex", "-1");
     heading.focus();
   };
+  const channels = channelField(signal);
   /** @param {any} a */
-  const itemOf = (a) =>
-    automationItem(a, (li, name) => {
+  const itemOf = (a) => {
+    // An automation's channel may not exist yet (its first run starts it): offered all the same,
+    // so a second automation on it is picked, not typed again.
+    channels.offer(a.channel);
+    return automationItem(a, (li, name) => {
       const next = li.nextElementSibling ?? li.previousElementSibling;
       li.remove();
       empty.hidden = list.children.length > 0;
       replace(listStatus, `Deleted “${name}”.`);
       focusAfter(next);
     });
-  const form = createForm((a) => {
-    list.prepend(itemOf(a));
-    empty.hidden = true;
+  };
+  const form = createForm({
+    channels,
+    created: (a) => {
+      list.prepend(itemOf(a));
+      empty.hidden = true;
+    },
   });
   replace(
     root,
@@ -106,9 +119,84 @@ export async function automationsView(root, signal) {
 }
 
 /**
- * The create form. @param {(a: any) => void} created
+ * The Channel field: a name typed or picked from the tenant's channels (read from GET
+ * /v1/channels) and the ones its automations post to. A name that is none of them is said under
+ * the field as a new channel, so a typo shows before it makes an automation post where nobody reads.
+ * @param {AbortSignal} [signal]
  */
-function createForm(created) {
+function channelField(signal) {
+  const list = h("datalist", { id: "auto-channel-list" });
+  const input = /** @type {HTMLInputElement} */ (
+    h("input", {
+      id: "auto-channel",
+      name: "channel",
+      list: list.id,
+      autocomplete: "off",
+      spellcheck: "false",
+    })
+  );
+  // "text" wraps a long unbroken name at any point, not the page sideways on a phone.
+  const note = h("span", { class: "field-hint text", id: "auto-channel-note", hidden: true });
+  const wrap = field("Channel", input, CHANNEL_HINT);
+  wrap.append(note, list);
+  input.setAttribute("aria-describedby", `${input.id}-hint ${note.id}`);
+  /** @type {Set<string>} */
+  const known = new Set();
+  // Until every channel is read (or when reading failed), an unknown name may still be a channel.
+  let complete = false;
+  /** Whether the name is one the page knows no channel by, when it can tell. @param {string} name */
+  const isNew = (name) => complete && CHANNEL_NAME.test(name) && !known.has(name);
+  const say = () => {
+    const name = input.value.trim();
+    const like = [...known].find((k) => k.toLowerCase() === name.toLowerCase());
+    const text = !isNew(name)
+      ? ""
+      : like
+        ? `New channel: none is named “${name}” yet (“${like}” is, and capitals count); the first run starts it.`
+        : `New channel: none is named “${name}” yet; the first run starts it.`;
+    replace(note, text);
+    note.hidden = !text;
+  };
+  input.addEventListener("input", say);
+  /** @param {string} name */
+  const offer = (name) => {
+    if (known.has(name)) return;
+    known.add(name);
+    // In the API's order (by name), so the list reads as GET /v1/channels does.
+    const after = [...list.children].find((o) => (o.getAttribute("value") ?? "") > name);
+    list.insertBefore(h("option", { value: name }), after ?? null);
+  };
+  const read = async () => {
+    let cursor = "";
+    for (let page = 0; page < CHANNEL_PAGES; page++) {
+      const r = await api("GET", `/v1/channels?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      if (signal?.aborted) return;
+      for (const ch of r.data) offer(ch.name);
+      if (!r.next) {
+        complete = true;
+        return;
+      }
+      cursor = r.next;
+    }
+  };
+  // Not awaited: the form is usable at once. Unread (a failure), the field takes a typed name as it
+  // always did, with nothing said of it.
+  read().then(say, () => undefined);
+  return {
+    input,
+    wrap,
+    offer,
+    isNew,
+    /** After the form's reset: nothing typed, nothing said. */
+    cleared: say,
+  };
+}
+
+/**
+ * The create form.
+ * @param {{ channels: ReturnType<typeof channelField>, created: (a: any) => void }} opts
+ */
+function createForm({ channels, created }) {
   const name = h("input", { id: "auto-name", name: "name", maxlength: "100", autocomplete: "off", dir: "auto" });
   const schedule = h("input", {
     id: "auto-schedule",
@@ -117,12 +205,7 @@ function createForm(created) {
     spellcheck: "false",
   });
   const prompt = h("textarea", { id: "auto-prompt", name: "prompt", rows: "4", dir: "auto" });
-  const channel = h("input", {
-    id: "auto-channel",
-    name: "channel",
-    autocomplete: "off",
-    spellcheck: "false",
-  });
+  const channel = channels.input;
   const paused = /** @type {HTMLInputElement} */ (h("input", { id: "auto-paused", type: "checkbox" }));
   const status = h("div", { role: "status", id: "automation-form-status" });
   const submit = h("button", { type: "submit", class: "primary", id: "automation-create" }, "Create");
@@ -142,7 +225,7 @@ function createForm(created) {
       field("Name", name),
       field("Schedule", schedule, SCHEDULE_HINT),
       field("Prompt", prompt, "Sent as the turn's message on every run."),
-      field("Channel", channel, CHANNEL_HINT),
+      channels.wrap,
       h("label", { class: "check" }, paused, " Start paused"),
       h("div", { class: "form-actions" }, submit),
       status,
@@ -160,16 +243,19 @@ function createForm(created) {
       channel: v(channel).trim(),
       ...(paused.checked ? { paused: true } : {}),
     };
+    const fresh = channels.isNew(body.channel);
     replace(status, h("span", { class: "muted" }, "Creating…"));
     try {
       const a = await api("POST", "/v1/automations", body);
       created(a);
       form.reset();
+      channels.cleared();
+      const where = fresh ? ` on the new channel “${a.channel}”` : "";
       replace(
         status,
         a.paused
-          ? `Created “${a.name}”, paused: it runs once resumed.`
-          : `Created “${a.name}”: it runs at its next slot (${a.schedule}, UTC).`,
+          ? `Created “${a.name}”${where}, paused: it runs once resumed.`
+          : `Created “${a.name}”${where}: it runs at its next slot (${a.schedule}, UTC).`,
       );
     } catch (err) {
       replace(status, errorLine(inFormWords(said(err), fields)));

@@ -5,6 +5,7 @@ import { ApiError, api, plainError, session } from "../api.js";
 import { h, num, replace, time } from "../dom.js";
 import { conversationsChanged } from "../prefs.js";
 import { errorLine } from "../render.js";
+import { projectGone } from "./projects.js";
 import { modelSelect } from "./settings.js";
 import { exportAllButton, importPanel } from "./transfer.js";
 
@@ -98,7 +99,8 @@ export async function newChatView(root, open, { projectId, signal } = {}) {
     } catch (err) {
       // Still signed in, the view (and the message in it) stays: no draft is needed.
       if (session.key) sessionStorage.removeItem(draftKey);
-      replace(status, errorLine(plainError(err).text));
+      // A project deleted since the page opened (in another tab) is said plainly, not as the API's field.
+      replace(status, (projectId && projectGone(err)) || errorLine(plainError(err).text));
       busy = false;
     }
   }

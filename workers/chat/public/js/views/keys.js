@@ -134,11 +134,21 @@ function createForm({ shown, created }) {
   const send = oneAtATime(submit, async () => {
     clearInvalid(fields);
     const expiresAt = expires.value ? localToIso(expires.value) : null;
-    if (expires.validity.badInput || (expires.value && !expiresAt)) {
+    /** @param {string} why */
+    const refuse = (why) => {
       expires.setAttribute("aria-invalid", "true");
       expires.focus();
-      return void replace(status, errorLine("“Expires” needs a date and time, or nothing: no key was created."));
-    }
+      replace(status, errorLine(why));
+    };
+    if (expires.validity.badInput || (expires.value && !expiresAt))
+      return refuse("“Expires” needs a date and time, or nothing: no key was created.");
+    // A local time the clocks skip (02:30 on a spring-forward night) does not exist: the browser
+    // moves it on past the jump, and the key would expire at a time nobody typed. Such a time reads
+    // back from the date as another clock time.
+    if (expiresAt && expiresAt.slice(0, 16) !== expires.value.slice(0, 16))
+      return refuse(
+        `“Expires”: ${expires.value.slice(0, 16).replace("T", " ")} does not exist in your time zone${zone ? ` (${zone})` : ""}, the clocks jump past it that night. Choose another time: no key was created.`,
+      );
     /** @type {Record<string, string>} */
     const body = {};
     const named = /** @type {HTMLInputElement} */ (name).value.trim();

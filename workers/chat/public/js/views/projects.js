@@ -2,7 +2,8 @@
 // (each one's prompt lists them; the model reads them through its tools). The list (newest first,
 // paged by `next`), a create form and a rename in place; a project's page with its files and their
 // notes, an upload (one request per file, with progress and ✕), a file's delete after a confirm,
-// its settings shown read-only, and "New chat in this project" (#/?project=<id>, home.js).
+// its settings as a form, its delete after a confirm (back to the list, which says so), and "New
+// chat in this project" (#/?project=<id>, home.js).
 import { ApiError, api, MAX_UPLOAD_BYTES, plainError, readable, uploadProjectFile } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
@@ -24,6 +25,26 @@ const said = (err) =>
 /** @param {string} id */
 const at = (id) => `/v1/projects/${encodeURIComponent(id)}`;
 
+/** What the list says once, after a project's page deleted its project and went back to it. @type {string | null} */
+let deletedNote = null;
+
+/**
+ * A new chat (#/?project=<id>, home.js) refused because its project was deleted meanwhile, in
+ * another tab say (the API's 400 names `projectId`): said in plain words with the way back to the
+ * projects; null for any other failure.
+ * @param {unknown} err
+ */
+export function projectGone(err) {
+  if (!(err instanceof ApiError && err.type === "invalid_request" && /^projectId: no such project\b/.test(err.message)))
+    return null;
+  return h(
+    "div",
+    { class: "error-line", role: "alert" },
+    "This project no longer exists. ",
+    h("a", { href: "#/projects" }, "All projects"),
+  );
+}
+
 /**
  * The projects: a create form, then the list.
  * @param {HTMLElement} root
@@ -31,6 +52,8 @@ const at = (id) => `/v1/projects/${encodeURIComponent(id)}`;
  */
 export async function projectsView(root, signal) {
   document.title = "Projects · context-chat";
+  const note = deletedNote;
+  deletedNote = null;
   const list = h("ul", { class: "items", id: "projects" });
   const empty = h("p", { class: "muted", id: "projects-empty", hidden: true }, "No projects yet.");
   const listStatus = h("div", { role: "status", id: "projects-status" });
@@ -78,6 +101,8 @@ export async function projectsView(root, signal) {
     focusFirst: (first) => /** @type {HTMLElement | null} */ (first?.querySelector("a.item-name") ?? null)?.focus(),
     signal,
   });
+  // Said once the list is there (without the project), in a live region already on the page.
+  if (note && !signal?.aborted) listStatus.prepend(listStatus.textContent ? `${note} ` : note);
 }
 
 /** The create form. @param {(p: any) => void} created */
@@ -218,8 +243,8 @@ function projectItem(initial) {
 }
 
 /**
- * A project's page: its name (Rename), "New chat in this project", its settings (read-only), its
- * files with their notes, an upload and each file's delete.
+ * A project's page: its name (Rename, Delete), "New chat in this project", its settings as a form,
+ * its files with their notes, an upload and each file's delete.
  * @param {HTMLElement} root @param {string} id
  * @param {AbortSignal} [signal] aborted once the person has gone on to another view: this one draws no more
  */
@@ -228,8 +253,10 @@ export async function projectView(root, id, signal) {
   replace(root, h("p", { class: "muted" }, "Loading…"));
   /** @type {any} */
   let p;
+  /** @type {any[]} */
+  let all;
   try {
-    p = await api("GET", at(id));
+    [p, all] = await Promise.all([api("GET", at(id)), models()]);
   } catch (err) {
     if (!signal?.aborted)
       replace(
@@ -242,10 +269,12 @@ export async function projectView(root, id, signal) {
   const heading = h("h1", { id: "project-heading", dir: "auto" });
   const status = h("div", { role: "status", id: "project-status" });
   const rename = h("button", { type: "button", class: "small secondary", id: "project-rename" }, "Rename");
-  const head = h("div", { class: "item-head project-head" }, heading, rename);
+  const del = h("button", { type: "button", class: "small ghost", id: "project-delete" }, "Delete");
+  const head = h("div", { class: "item-head project-head" }, heading, rename, del);
   const draw = () => {
     replace(heading, p.name);
     rename.setAttribute("aria-label", `Rename ${p.name}`);
+    del.setAttribute("aria-label", `Delete ${p.name}`);
     // A rename answered after the person moved on (or signed out) names no other view's tab.
     if (!signal?.aborted) document.title = `${p.name} · context-chat`;
   };
@@ -259,6 +288,19 @@ export async function projectView(root, id, signal) {
       renamed: (changed) => {
         p = { ...p, ...changed };
         draw();
+      },
+    }),
+  );
+  del.addEventListener("click", () =>
+    confirmProjectDelete({
+      project: p,
+      del,
+      status,
+      // Back to the list, which says so; not when the person has already gone on to another view.
+      deleted: (said) => {
+        if (signal?.aborted) return;
+        deletedNote = said;
+        location.hash = "#/projects";
       },
     }),
   );
@@ -281,44 +323,313 @@ export async function projectView(root, id, signal) {
         ),
       ),
       files.panel,
-      settingsPanel(p.settings ?? {}),
+      settingsPanel({ id, project: p, all }),
     ),
   );
   if (p.filesNext) await moreFiles(id, { files, cursor: p.filesNext, signal });
 }
 
+/** @type {Promise<any[]> | null} */
+let catalog = null;
 /**
- * The project's settings, read-only: the patch its new conversations start with over the tenant's.
- * @param {Record<string, unknown>} settings
+ * The models a project may name now (not retired), read once for the page's life; a failed read is
+ * forgotten (the next project's page asks again) and the form offers what it can without them.
  */
-function settingsPanel(settings) {
-  const keys = Object.keys(settings);
-  return h(
-    "section",
-    { class: "panel", "aria-labelledby": "project-settings-heading" },
-    h("h2", { id: "project-settings-heading" }, "Settings"),
-    keys.length
-      ? [
-          h(
-            "p",
-            { class: "muted" },
-            "Its new conversations start with these, over the account's (set through the API):",
-          ),
-          h(
-            "dl",
-            { class: "project-settings" },
-            keys.map((k) => [
-              h("dt", null, h("code", null, k)),
-              h("dd", null, h("code", null, JSON.stringify(settings[k]))),
-            ]),
-          ),
-        ]
-      : h(
-          "p",
-          { class: "muted" },
-          "None of its own: its conversations start with the account's settings (set through the API).",
-        ),
+const models = () =>
+  (catalog ??= api("GET", "/v1/models").then(
+    (r) => r.data.filter((/** @type {any} */ m) => m.status !== "retired"),
+    () => {
+      catalog = null;
+      return [];
+    },
+  ));
+
+/** What every select offers first: the setting left out of the project, so the account's applies. */
+const ACCOUNTS = "";
+/** The effort select's value for `effort: null` (the model's own default), which "" already names. */
+const MODEL_DEFAULT = "default";
+const THINKING = ["adaptive", "enabled", "between_tools", "disabled"];
+const EFFORT = ["low", "medium", "high", "xhigh", "max"];
+/** The numbers under "Advanced", as the conversation's Settings names them. */
+const NUMBERS = [
+  ["contextWindowTokens", "Context window (tokens)"],
+  ["outputReserveTokens", "Output reserve (tokens)"],
+  ["foldThresholdChars", "Summarize after (characters)"],
+  ["tailMessages", "Messages kept verbatim"],
+  ["compactTriggerRatio", "Compact at (share of window)"],
+  ["compactTargetRatio", "Compact down to (share of window)"],
+  ["maxToolIterations", "Model calls per turn"],
+];
+/** Settings the form has no field for, by their name in words for a refusal that names them. */
+const API_ONLY = new Map([
+  ["serverTools", "Server tools"],
+  ["refusalFallbackModel", "Refusal fallback model"],
+]);
+
+/** @param {string} value @param {string} label @param {string} chosen */
+const option = (value, label, chosen) => h("option", { value, selected: value === chosen }, label);
+
+/**
+ * The project's settings as a form (the patch its new conversations start with, over the account's):
+ * each field left on "The account's" (a number left empty) is not the project's. A Save replaces the
+ * project's settings (PATCH settings) with the form's, the keys it has no field for kept as they
+ * are, and draws the form again from the answer; a refusal names each field by its label, marked
+ * invalid, with the focus on the first, as the conversation's Settings does.
+ * @param {{ id: string, project: any, all: any[] }} opts `all`: the models (none when they did not load)
+ */
+function settingsPanel({ id, project, all }) {
+  /** @type {Record<string, any>} */
+  let s = { ...(project.settings ?? {}) };
+  const select = (/** @type {string} */ key) =>
+    /** @type {HTMLSelectElement} */ (h("select", { id: `project-set-${key}`, name: key }));
+  const model = select("model");
+  const thinking = select("thinking");
+  const display = select("thinkingDisplay");
+  const effort = select("effort");
+  const budget = /** @type {HTMLInputElement} */ (
+    h("input", {
+      id: "project-set-thinkingBudgetTokens",
+      name: "thinkingBudgetTokens",
+      type: "number",
+      step: "any",
+      placeholder: "The account's",
+    })
   );
+  const budgetRow = field("Thinking budget (tokens)", budget);
+  const numbers = NUMBERS.map(([key, label]) => {
+    const input = /** @type {HTMLInputElement} */ (
+      h("input", { id: `project-set-${key}`, name: key, type: "number", step: "any", placeholder: "The account's" })
+    );
+    return { key, label, input, row: field(label, input) };
+  });
+  const advanced = /** @type {HTMLDetailsElement} */ (
+    h(
+      "details",
+      { class: "advanced" },
+      h("summary", null, "Advanced: context management"),
+      numbers.map((n) => n.row),
+    )
+  );
+  const others = h("div", { class: "project-settings-others" });
+  const status = h("div", { role: "status", id: "project-settings-status" });
+  const save = h("button", { type: "submit", class: "primary", id: "project-settings-save" }, "Save");
+  // Manual thinking's budget goes with thinking "enabled" only, as on the conversation's Settings.
+  const showBudget = () => {
+    budgetRow.hidden = thinking.value !== "enabled";
+    budget.disabled = budgetRow.hidden;
+  };
+  /**
+   * The thinking modes and effort levels of the model picked (every one on the account's model,
+   * which this page does not know), with `keepThinking` and `keepEffort` chosen where offered.
+   * @param {string} keepThinking @param {string} keepEffort
+   */
+  const fill = (keepThinking, keepEffort) => {
+    const m = all.find((x) => x.id === model.value);
+    const modes = m ? (m.thinking?.modes ?? []).filter((/** @type {string} */ x) => x !== "auto") : THINKING;
+    const levels = m ? (m.effort?.levels ?? []) : EFFORT;
+    // A stored value the list leaves out stays offered: the form shows what the project holds.
+    const withStored = (/** @type {string[]} */ list, /** @type {unknown} */ stored) =>
+      typeof stored === "string" && stored && !list.includes(stored) ? [...list, stored] : list;
+    replace(
+      thinking,
+      option(ACCOUNTS, "The account's", keepThinking),
+      option("auto", "Model default", keepThinking),
+      withStored(modes, s.thinking === "auto" ? undefined : s.thinking).map((x) =>
+        option(x, x.replace("_", " "), keepThinking),
+      ),
+    );
+    replace(
+      effort,
+      option(ACCOUNTS, "The account's", keepEffort),
+      option(MODEL_DEFAULT, "Model default", keepEffort),
+      withStored(levels, s.effort).map((x) => option(x, x, keepEffort)),
+    );
+    showBudget();
+  };
+  // The form shows the settings as the server holds them: at first, and again after each Save.
+  const draw = () => {
+    const listed = all.some((m) => m.id === s.model);
+    replace(
+      model,
+      option(ACCOUNTS, "The account's", s.model ?? ACCOUNTS),
+      s.model && !listed ? option(s.model, `${s.model} (current)`, s.model) : null,
+      all.map((m) => option(m.id, `${m.name ?? m.id}${m.status === "active" ? "" : ` (${m.status})`}`, s.model)),
+    );
+    fill(s.thinking ?? ACCOUNTS, s.effort === undefined ? ACCOUNTS : (s.effort ?? MODEL_DEFAULT));
+    replace(
+      display,
+      option(ACCOUNTS, "The account's", s.thinkingDisplay ?? ACCOUNTS),
+      option("summarized", "Show a summary", s.thinkingDisplay ?? ACCOUNTS),
+      option("omitted", "Hide it", s.thinkingDisplay ?? ACCOUNTS),
+    );
+    budget.value = String(s.thinkingBudgetTokens ?? "");
+    for (const n of numbers) n.input.value = String(s[n.key] ?? "");
+    const rest = Object.keys(s).filter((k) => !labelled.get(k)?.input);
+    replace(
+      others,
+      rest.length
+        ? [
+            h("p", { class: "muted" }, "Also its own, set through the API (a Save keeps them):"),
+            h(
+              "dl",
+              { class: "project-settings" },
+              rest.map((k) => [
+                h("dt", null, h("code", null, k)),
+                h("dd", null, h("code", null, JSON.stringify(s[k]))),
+              ]),
+            ),
+          ]
+        : null,
+    );
+  };
+  model.addEventListener("change", () => fill(thinking.value, effort.value));
+  thinking.addEventListener("change", showBudget);
+  /**
+   * Each setting a refusal may name (`settings.<key>`) with the label it is shown under; those the
+   * form has no field for by their name in words, with no field to focus.
+   * @type {Map<string, { label: string, input?: HTMLElement }>}
+   */
+  const labelled = new Map([
+    ...[...API_ONLY].map(([key, label]) => /** @type {[string, { label: string }]} */ ([key, { label }])),
+    ["model", { label: "Model", input: model }],
+    ["thinking", { label: "Thinking", input: thinking }],
+    ["thinkingBudgetTokens", { label: "Thinking budget (tokens)", input: budget }],
+    ["thinkingDisplay", { label: "Thinking shown", input: display }],
+    ["effort", { label: "Effort", input: effort }],
+    ...numbers.map((n) => /** @type {[string, { label: string, input: HTMLElement }]} */ ([n.key, n])),
+  ]);
+  /** A refusal in the form's words, each field it names marked, the focus on the first ("Advanced" opened for it). @param {string} text */
+  const refusal = (text) => {
+    /** @type {HTMLElement | null} */
+    let first = null;
+    const said = text.replace(/\bsettings\.(\w+)/g, (whole, /** @type {string} */ key) => {
+      const f = labelled.get(key);
+      if (!f) return whole;
+      f.input?.setAttribute("aria-invalid", "true");
+      first ??= f.input ?? null;
+      return `"${f.label}"`;
+    });
+    if (first) {
+      if (advanced.contains(first)) advanced.open = true;
+      /** @type {HTMLElement} */ (first).focus();
+    }
+    return said;
+  };
+  /** The project's settings with the form's in them, or the label of a number the browser cannot read. */
+  const wanted = () => {
+    // Empty is the account's, and so is a number the browser cannot read (its value is "" too): named instead.
+    const unread = [...numbers, { key: "thinkingBudgetTokens", label: "Thinking budget (tokens)", input: budget }].find(
+      (n) => !n.input.disabled && n.input.validity.badInput,
+    );
+    if (unread) return { unread };
+    const number = (/** @type {HTMLInputElement} */ input) => (input.value === "" ? undefined : Number(input.value));
+    /** @type {Record<string, unknown>} undefined: left to the account */
+    const next = {
+      ...s,
+      model: model.value || undefined,
+      thinking: thinking.value || undefined,
+      thinkingDisplay: display.value || undefined,
+      effort: effort.value === MODEL_DEFAULT ? null : effort.value || undefined,
+      ...Object.fromEntries(numbers.map((n) => [n.key, number(n.input)])),
+      // Hidden (thinking is not "enabled"), the budget stays as the project holds it.
+      // Empty keeps a null the API set (the default budget) rather than leaving it to the account.
+      ...(budget.disabled
+        ? {}
+        : { thinkingBudgetTokens: budget.value === "" && s.thinkingBudgetTokens === null ? null : number(budget) }),
+    };
+    return { next: Object.fromEntries(Object.entries(next).filter(([, v]) => v !== undefined)) };
+  };
+  const form = /** @type {HTMLFormElement} */ (
+    h(
+      "form",
+      { class: "panel settings-form", id: "project-settings-form", "aria-labelledby": "project-settings-heading" },
+      h("h2", { id: "project-settings-heading" }, "Settings"),
+      h(
+        "p",
+        { class: "muted", id: "project-settings-hint" },
+        "Its new conversations start with these, over the account's; what is left on “The account's” (a number left empty) is the account's. Conversations already made keep theirs.",
+      ),
+      field("Model", model),
+      field("Thinking", thinking),
+      budgetRow,
+      field("Thinking shown", display),
+      field("Effort", effort),
+      advanced,
+      others,
+      h("div", { class: "form-actions" }, save),
+      status,
+    )
+  );
+  draw();
+  const send = oneAtATime(save, async () => {
+    for (const f of labelled.values()) f.input?.removeAttribute("aria-invalid");
+    const { next, unread } = wanted();
+    if (unread) {
+      unread.input.setAttribute("aria-invalid", "true");
+      if (advanced.contains(unread.input)) advanced.open = true;
+      unread.input.focus();
+      return void replace(status, errorLine(`“${unread.label}” needs a number, or nothing: nothing was saved.`));
+    }
+    if (sameSettings(next, s)) return void replace(status, "Nothing changed.");
+    replace(status, h("span", { class: "muted" }, "Saving…"));
+    try {
+      const p = await api("PATCH", at(id), { settings: next });
+      s = { ...(p.settings ?? {}) };
+      draw();
+      replace(status, "Saved: the project's new conversations start with these.");
+    } catch (err) {
+      replace(status, errorLine(refusal(said(err))));
+    }
+  });
+  form.addEventListener("submit", (e) => (e.preventDefault(), send()));
+  return form;
+}
+
+/** Whether two settings patches hold the same keys and values. @param {Record<string, any>} a @param {Record<string, any>} b */
+const sameSettings = (a, b) => {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
+};
+
+/**
+ * Delete after an inline confirm in place of `del` (Keep or Escape puts it back with the focus on
+ * it): the project and its files go (DELETE), its conversations stay, without them; `deleted` gets
+ * what to say. A project already deleted elsewhere (a 404) is gone all the same.
+ * @param {{ project: any, del: HTMLElement, status: HTMLElement, deleted: (said: string) => void }} opts
+ */
+function confirmProjectDelete({ project, del, status, deleted }) {
+  const keep = () => {
+    confirm.replaceWith(del);
+    del.focus();
+  };
+  const yes = h(
+    "button",
+    { type: "button", class: "small danger confirm-delete", id: "project-delete-confirm" },
+    "Delete",
+  );
+  const confirm = confirmGroup({
+    label: "Confirm delete",
+    question: "Delete this project and all its files? Its conversations stay, without the project's files. ",
+    yes,
+    keep,
+  });
+  yes.addEventListener(
+    "click",
+    oneAtATime(yes, async () => {
+      try {
+        await api("DELETE", at(project.id));
+        deleted(`Deleted “${project.name}” and its files: its conversations stay, without them.`);
+      } catch (err) {
+        if (err instanceof ApiError && err.type === "not_found")
+          return deleted(`“${project.name}” was already deleted elsewhere.`);
+        keep();
+        replace(status, errorLine(said(err)));
+      }
+    }),
+  );
+  replace(status);
+  del.replaceWith(confirm);
+  yes.focus();
 }
 
 /** @typedef {{ panel: HTMLElement, list: HTMLElement, itemOf: (f: any) => HTMLElement }} Files */

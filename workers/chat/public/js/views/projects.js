@@ -8,6 +8,7 @@ import { ApiError, api, MAX_UPLOAD_BYTES, plainError, readable, uploadProjectFil
 import { bytes, h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
 import { clearInvalid, confirmGroup, field, firstEmpty, inFormWords, oneAtATime, pagedList, when } from "./fields.js";
+import { ADVANCED } from "./settings.js";
 
 const PAGE = 50;
 /** MAX_UPLOAD_BYTES as people read it. */
@@ -350,16 +351,6 @@ const ACCOUNTS = "";
 const MODEL_DEFAULT = "default";
 const THINKING = ["adaptive", "enabled", "between_tools", "disabled"];
 const EFFORT = ["low", "medium", "high", "xhigh", "max"];
-/** The numbers under "Advanced", as the conversation's Settings names them. */
-const NUMBERS = [
-  ["contextWindowTokens", "Context window (tokens)"],
-  ["outputReserveTokens", "Output reserve (tokens)"],
-  ["foldThresholdChars", "Summarize after (characters)"],
-  ["tailMessages", "Messages kept verbatim"],
-  ["compactTriggerRatio", "Compact at (share of window)"],
-  ["compactTargetRatio", "Compact down to (share of window)"],
-  ["maxToolIterations", "Model calls per turn"],
-];
 /** Settings the form has no field for, by their name in words for a refusal that names them. */
 const API_ONLY = new Map([
   ["serverTools", "Server tools"],
@@ -396,7 +387,7 @@ function settingsPanel({ id, project, all }) {
     })
   );
   const budgetRow = field("Thinking budget (tokens)", budget);
-  const numbers = NUMBERS.map(([key, label]) => {
+  const numbers = ADVANCED.map(([key, label]) => {
     const input = /** @type {HTMLInputElement} */ (
       h("input", { id: `project-set-${key}`, name: key, type: "number", step: "any", placeholder: "The account's" })
     );

@@ -46,7 +46,8 @@ export async function modelSelect(current, id = "new-model") {
   );
 }
 
-const ADVANCED = [
+/** The numbers under "Advanced" with their labels (a project's settings form shows the same). */
+export const ADVANCED = [
   ["contextWindowTokens", "Context window (tokens)"],
   ["outputReserveTokens", "Output reserve (tokens)"],
   ["foldThresholdChars", "Summarize after (characters)"],

@@ -1,5 +1,5 @@
 // The attachments table (drizzle): metadata and facts; the bytes are in R2.
-import { and, eq, gt, isNull, lt, ne, or } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, lte, ne, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
 import type { AttachmentFacts } from "./note";
@@ -81,7 +81,10 @@ export async function getAttachmentRow(db: D1Database, tenantId: string, id: str
   );
 }
 
-/** The conversation's finished uploads, oldest first, after the id `after` when given. */
+/**
+ * The conversation's finished uploads, oldest first, after the id `after` when given, and only those
+ * whose upload began at or before `createdThrough` when given (an ISO time, which sorts as a string).
+ */
 export async function listAttachmentRows(
   db: D1Database,
   {
@@ -89,13 +92,15 @@ export async function listAttachmentRows(
     conversationId,
     limit,
     after,
-  }: { tenantId: string; conversationId: string; limit: number; after?: string },
+    createdThrough,
+  }: { tenantId: string; conversationId: string; limit: number; after?: string; createdThrough?: string },
 ): Promise<AttachmentRow[]> {
   const where = and(
     eq(attachments.tenantId, tenantId),
     eq(attachments.conversationId, conversationId),
     eq(attachments.status, "ready"),
     after ? gt(attachments.id, after) : undefined,
+    createdThrough ? lte(attachments.createdAt, createdThrough) : undefined,
   );
   return drizzle(db).select().from(attachments).where(where).orderBy(attachments.id).limit(limit);
 }

@@ -2,9 +2,9 @@
 // from its Durable Object (tenant-checked), the fold history from D1, attachments from D1 with
 // their download paths, and the messages from the R2 record, batch by batch in seq order. Used by
 // GET /v1/conversations/:id/export and by the tenant-wide export job. An export is one moment of
-// the conversation: the head read first (getMeta) bounds it, so a turn or a regenerate while it is
-// written stays out of it; a delete while it is written fails it (cards, attachments or messages
-// the purge took would otherwise just be missing).
+// the conversation: the head read first (getMeta) bounds it, so a turn, a regenerate or an upload
+// while it is written stays out of it (its messages, cards and attachments alike); a delete while it
+// is written fails it (cards, attachments or messages the purge took would otherwise just be missing).
 import type { ConversationDO } from "../../durable-objects/conversation/conversation-do";
 import { supersededBy, type TranscriptMessage } from "../../durable-objects/conversation/regenerate";
 import type { SupersededRange } from "../../services/record/conversation-head";
@@ -25,6 +25,11 @@ export async function exportSourceFor(
   const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId));
   const view = await stub.getMeta(ref);
   if (!view) return null;
+  // When the head was read, for the attachments: a row records no seq of the note that brought it
+  // into the conversation (only the note's text names the file, and the messages are read last),
+  // so an upload belongs to this moment when it began by then. Taken after the answer came, so an
+  // upload whose note the head already counts is never left out.
+  const readAt = new Date().toISOString();
   // The fold history up to the head's summary: a fold that commits while the export is written
   // lists its episode in D1 after the head was read, and stays out of this moment as its summary does.
   const through = view.summarizedThroughMessage ?? 0;
@@ -49,8 +54,8 @@ export async function exportSourceFor(
   return {
     conversation: view as unknown as ExportSource["conversation"],
     episodes,
-    cards: cardsOf(stub, ref),
-    attachments: attachmentsOf(env, { tenantId, conversationId, base, stub }),
+    cards: cardsOf(stub, { ref, lastSeq: view.lastSeq }),
+    attachments: attachmentsOf(env, { tenantId, conversationId, base, readAt, stub }),
     messages: messagesOf(env, {
       tenantId,
       conversationId,
@@ -76,15 +81,20 @@ async function stillThere(
   if (!(await stub.getMeta(ref))) throw deletedMeanwhile(ref.conversationId, what);
 }
 
+/**
+ * The cards made through the head's lastSeq: a card records the last seq when it was made, so a
+ * compaction of a turn that runs while the export is written sits after the moment and stays out.
+ */
 async function* cardsOf(
   stub: DurableObjectStub<ConversationDO>,
-  ref: { tenantId: string; conversationId: string },
+  of: { ref: { tenantId: string; conversationId: string }; lastSeq: number },
 ): AsyncGenerator<unknown> {
+  const { ref, lastSeq } = of;
   for (let after = 0; ; ) {
     const page = (await stub.timeline(ref, after, PAGE)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
     // Answered as missing: a delete began (getMeta found it when the export started).
     if (!page) throw deletedMeanwhile(ref.conversationId, "its compaction cards");
-    yield* page.cards;
+    yield* page.cards.filter((c) => c.afterSeq <= lastSeq);
     if (page.next === null) return;
     after = page.next;
   }
@@ -92,11 +102,23 @@ async function* cardsOf(
 
 async function* attachmentsOf(
   env: Env,
-  of: { tenantId: string; conversationId: string; base: string; stub: DurableObjectStub<ConversationDO> },
+  of: {
+    tenantId: string;
+    conversationId: string;
+    base: string;
+    readAt: string;
+    stub: DurableObjectStub<ConversationDO>;
+  },
 ): AsyncGenerator<ExportAttachment> {
-  const { tenantId, conversationId, base, stub } = of;
+  const { tenantId, conversationId, base, readAt, stub } = of;
   for (let after: string | undefined; ; ) {
-    const rows = await listAttachmentRows(env.DB, { tenantId, conversationId, limit: PAGE, after });
+    const rows = await listAttachmentRows(env.DB, {
+      tenantId,
+      conversationId,
+      limit: PAGE,
+      after,
+      createdThrough: readAt,
+    });
     for (const r of rows)
       yield {
         id: r.id,

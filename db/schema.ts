@@ -12,6 +12,11 @@ export const tenants = sqliteTable("tenants", {
   createdAt: text("created_at").notNull(),
   /** Settings every new conversation of the tenant starts with (a JSON settings patch). */
   settings: text("settings").notNull().default("{}"),
+  /**
+   * Moved on by every write of the tenant's settings or a project's: a write lands only while it is
+   * what was read before the write's check (services/default-settings.ts).
+   */
+  settingsVersion: integer("settings_version").notNull().default(0),
 });
 
 export const apiKeys = sqliteTable("api_keys", {

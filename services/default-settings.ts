@@ -5,7 +5,7 @@
 // layer that names another model moves the settings below to it as a settings change would: the
 // figures that were the old model's defaults follow the new model, a user's own are kept where the
 // model takes them (settingsFromLayers).
-import { and, eq, ne } from "drizzle-orm";
+import { and, eq, exists, ne, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { projects, tenants } from "../db/schema";
 import type { ModelEntry } from "../core/models/catalog";
@@ -24,6 +24,7 @@ import {
   type Settings,
   type SettingsPatch,
 } from "../core/settings";
+import { sessionDatabase } from "./d1-session-database";
 import { checkSettings, defaultModelEntry, resolveSettingsModel, resolveTurnModel } from "./models/resolve";
 
 /**
@@ -73,34 +74,109 @@ export async function inheritedSettings(
   return { tenant: parsed(tenantRows[0]?.settings), project: parsed(projectRows[0]?.settings) };
 }
 
+/**
+ * Writes the tenant's settings unchecked, moving its settings version on (a concurrent checked write
+ * then checks again): for a tenant set up by code. A request's goes through replaceTenantSettings.
+ */
 export async function setTenantSettings(db: D1Database, tenantId: string, patch: SettingsPatch): Promise<void> {
   await drizzle(db)
     .update(tenants)
-    .set({ settings: JSON.stringify(patch) })
+    .set({ settings: JSON.stringify(patch), settingsVersion: sql`${tenants.settingsVersion} + 1` })
     .where(eq(tenants.id, tenantId));
 }
 
 export { parsed as parseStoredSettings };
 
 /**
- * The first of the tenant's projects that could start no conversation under `tenant` (new tenant
- * settings), with the reason; null when every project can. A project's settings are checked over
- * the tenant's when they are written, so replacing the tenant's could otherwise leave a project
- * whose inherited settings refuse every conversation (a ratio pair split between the two).
+ * How many times a checked settings write tries: each finds the settings (the tenant's, its
+ * projects') as a write made meanwhile left them and checks again; past these it answers "changed".
  */
-export async function projectRefusedUnder(
+export const SETTINGS_ATTEMPTS = 3;
+
+/**
+ * Read at the primary: a replica behind it would hold an old settings version, and the write
+ * conditional on it would find it changed at every try.
+ */
+const atPrimary = (db: D1Database) => drizzle(sessionDatabase(db, db.withSession("first-primary")));
+
+/** The tenant's settings and their version as read now, before a check that a write then depends on. */
+export async function tenantSettingsAsRead(
+  db: D1Database,
+  tenantId: string,
+): Promise<{ settings: SettingsPatch; version: number }> {
+  const [row] = await atPrimary(db)
+    .select({ settings: tenants.settings, version: tenants.settingsVersion })
+    .from(tenants)
+    .where(eq(tenants.id, tenantId));
+  return { settings: parsed(row?.settings), version: row?.version ?? 0 };
+}
+
+/**
+ * The condition of a project's settings write (its UPDATE or INSERT … SELECT): the tenant's settings
+ * version is still `version`, the one read before the project's settings were checked.
+ */
+export const settingsVersionIs = (db: D1Database, { tenantId, version }: { tenantId: string; version: number }) =>
+  exists(
+    drizzle(db)
+      .select({ id: tenants.id })
+      .from(tenants)
+      .where(and(eq(tenants.id, tenantId), eq(tenants.settingsVersion, version))),
+  );
+
+/**
+ * Moves the tenant's settings version on from `version`, only while it still is that: in one batch
+ * after a project's settings write under settingsVersionIs, the two land together or neither does.
+ */
+export const nextSettingsVersion = (db: D1Database, { tenantId, version }: { tenantId: string; version: number }) =>
+  drizzle(db)
+    .update(tenants)
+    .set({ settingsVersion: version + 1 })
+    .where(and(eq(tenants.id, tenantId), eq(tenants.settingsVersion, version)))
+    .returning({ id: tenants.id });
+
+/** A project that could start no conversation over some tenant settings, and why. */
+export interface RefusedProject {
+  id: string;
+  name: string;
+  message: string;
+}
+
+/**
+ * Replaces the tenant's settings (PUT /v1/settings) when every project of the tenant can still start
+ * a conversation over them: "refused" names the first that could not. A project's settings are
+ * checked over the tenant's when they are written, so replacing the tenant's could otherwise leave a
+ * project whose inherited settings refuse every conversation (a ratio pair split between the two).
+ * The write lands only while the tenant's settings version is the one read with the projects: a
+ * project's settings written meanwhile moved it, and the projects are checked again ("changed"
+ * when they kept changing).
+ */
+export async function replaceTenantSettings(
   env: ModelEnv & { DEFAULT_MODEL?: string; DB: D1Database },
-  { tenantId, tenant }: { tenantId: string; tenant: SettingsPatch },
-): Promise<{ id: string; name: string; message: string } | null> {
-  const rows = await drizzle(env.DB)
-    .select({ id: projects.id, name: projects.name, settings: projects.settings })
-    .from(projects)
-    .where(and(eq(projects.tenantId, tenantId), ne(projects.settings, "{}")));
-  for (const row of rows) {
-    const made = await settingsFromLayers(env, { tenant, project: parsed(row.settings) });
-    if (!made.ok) return { id: row.id, name: row.name, message: made.message };
+  { tenantId, settings }: { tenantId: string; settings: SettingsPatch },
+): Promise<{ kind: "set" } | { kind: "refused"; project: RefusedProject } | { kind: "changed" }> {
+  for (let attempt = 0; attempt < SETTINGS_ATTEMPTS; attempt++) {
+    const d = atPrimary(env.DB);
+    // One batch reads both as of one moment: the version, and the projects it stands for.
+    const [tenantRows, projectRows] = await d.batch([
+      d.select({ version: tenants.settingsVersion }).from(tenants).where(eq(tenants.id, tenantId)),
+      d
+        .select({ id: projects.id, name: projects.name, settings: projects.settings })
+        .from(projects)
+        .where(and(eq(projects.tenantId, tenantId), ne(projects.settings, "{}"))),
+    ]);
+    const version = tenantRows[0]?.version ?? 0;
+    for (const row of projectRows) {
+      const made = await settingsFromLayers(env, { tenant: settings, project: parsed(row.settings) });
+      if (!made.ok) return { kind: "refused", project: { id: row.id, name: row.name, message: made.message } };
+    }
+    const written = await drizzle(env.DB)
+      .update(tenants)
+      .set({ settings: JSON.stringify(settings), settingsVersion: version + 1 })
+      .where(and(eq(tenants.id, tenantId), eq(tenants.settingsVersion, version)))
+      .returning({ id: tenants.id });
+    if (written.length) return { kind: "set" };
   }
-  return null;
+  return { kind: "changed" };
 }
 
 /** Settings in the layers a new conversation takes them from, lowest first (each optional but the tenant's). */

@@ -11,6 +11,7 @@ import { purgeAttachmentsOf } from "./attachments/delete";
 import { toAttachment, type Attachment } from "./attachments/store";
 import { deleteProjectMcpServers } from "./mcp/servers";
 import { deleteProjectTools } from "./tools/tool-store";
+import { nextSettingsVersion, settingsVersionIs } from "./default-settings";
 
 export type Project = typeof projects.$inferSelect;
 
@@ -26,13 +27,26 @@ export const MAX_PROJECT_FILES = 200;
 /**
  * The project and its settings in one insert: settings written after it could fail and leave a
  * project without them (a retry then making a second one). "limit" when the tenant has
- * MAX_PROJECTS already.
+ * MAX_PROJECTS already. `settingsVersion`: the tenant's settings version read before the settings
+ * were checked over the tenant's; the project is made only while it is still that, and moves it on
+ * in the same batch ("changed" when the tenant's settings, or another project's, were written
+ * meanwhile: check again).
  */
 export async function createProject(
   db: D1Database,
   tenantId: string,
-  { name, settings = {} }: { name: string; settings?: SettingsPatch },
-): Promise<Project | "limit"> {
+  made: { name: string; settings?: SettingsPatch },
+): Promise<Project | "limit">;
+export async function createProject(
+  db: D1Database,
+  tenantId: string,
+  made: { name: string; settings: SettingsPatch; settingsVersion: number },
+): Promise<Project | "limit" | "changed">;
+export async function createProject(
+  db: D1Database,
+  tenantId: string,
+  { name, settings = {}, settingsVersion }: { name: string; settings?: SettingsPatch; settingsVersion?: number },
+): Promise<Project | "limit" | "changed"> {
   const now = new Date().toISOString();
   const row = {
     id: sortableId("proj"),
@@ -42,28 +56,37 @@ export async function createProject(
     updatedAt: now,
     settings: JSON.stringify(settings),
   };
+  const versioned = settingsVersion === undefined ? undefined : { tenantId, version: settingsVersion };
   // INSERT … SELECT from the tenant's own row, so the cap is checked in the inserting statement
   // and concurrent creates cannot pass it together.
   const d = drizzle(db);
-  const inserted = await d.insert(projects).select((qb) =>
-    qb
-      .select({
-        id: sql<string>`${row.id}`.as("id"),
-        tenantId: tenants.id,
-        name: sql<string>`${row.name}`.as("name"),
-        createdAt: sql<string>`${row.createdAt}`.as("created_at"),
-        updatedAt: sql<string>`${row.updatedAt}`.as("updated_at"),
-        settings: sql<string>`${row.settings}`.as("settings"),
-      })
-      .from(tenants)
-      .where(
-        and(
-          eq(tenants.id, tenantId),
-          lt(d.select({ n: count() }).from(projects).where(eq(projects.tenantId, tenantId)), MAX_PROJECTS),
+  const insert = d
+    .insert(projects)
+    .select((qb) =>
+      qb
+        .select({
+          id: sql<string>`${row.id}`.as("id"),
+          tenantId: tenants.id,
+          name: sql<string>`${row.name}`.as("name"),
+          createdAt: sql<string>`${row.createdAt}`.as("created_at"),
+          updatedAt: sql<string>`${row.updatedAt}`.as("updated_at"),
+          settings: sql<string>`${row.settings}`.as("settings"),
+        })
+        .from(tenants)
+        .where(
+          and(
+            eq(tenants.id, tenantId),
+            lt(d.select({ n: count() }).from(projects).where(eq(projects.tenantId, tenantId)), MAX_PROJECTS),
+            versioned ? eq(tenants.settingsVersion, versioned.version) : undefined,
+          ),
         ),
-      ),
-  );
-  return inserted.meta.changes ? row : "limit";
+    )
+    .returning({ id: projects.id });
+  if (!versioned) return (await insert).length ? row : "limit";
+  const [inserted, moved] = await d.batch([insert, nextSettingsVersion(db, versioned)]);
+  if (inserted.length) return row;
+  // The version as read (it moved on just now): what refused the project was the cap.
+  return moved.length ? "limit" : "changed";
 }
 
 export async function getProject(db: D1Database, tenantId: string, id: string): Promise<Project | null> {
@@ -91,20 +114,45 @@ export async function listProjects(
 
 /**
  * A project's new name, settings or both in one UPDATE: a write for each could fail between them
- * and leave the settings changed and the name not.
+ * and leave the settings changed and the name not. "missing" when there is no such project.
+ * `settingsVersion` (with settings): the tenant's settings version read before the settings were
+ * checked over the tenant's; the UPDATE lands only while it is still that, and moves it on in the
+ * same batch ("changed" when the tenant's settings, or another project's, were written meanwhile:
+ * check again).
  */
 export async function updateProject(
   db: D1Database,
-  { tenantId, id, change }: { tenantId: string; id: string; change: { name?: string; settings?: SettingsPatch } },
-): Promise<void> {
-  await drizzle(db)
+  {
+    tenantId,
+    id,
+    change,
+    settingsVersion,
+  }: { tenantId: string; id: string; change: { name?: string; settings?: SettingsPatch }; settingsVersion?: number },
+): Promise<"updated" | "missing" | "changed"> {
+  const versioned = settingsVersion === undefined ? undefined : { tenantId, version: settingsVersion };
+  const d = drizzle(db);
+  const update = d
     .update(projects)
     .set({
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(change.settings !== undefined ? { settings: JSON.stringify(change.settings) } : {}),
       updatedAt: new Date().toISOString(),
     })
-    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id)));
+    .where(
+      and(
+        eq(projects.tenantId, tenantId),
+        eq(projects.id, id),
+        versioned ? settingsVersionIs(db, versioned) : undefined,
+      ),
+    )
+    .returning({ id: projects.id });
+  if (!versioned) return (await update).length ? "updated" : "missing";
+  // One batch is one transaction, and both statements hold only under the version as read: the
+  // row never changes without the version moving on (for a project that is gone the version moves
+  // alone, which only makes a write racing this one check again).
+  const [updated, moved] = await d.batch([update, nextSettingsVersion(db, versioned)]);
+  if (updated.length) return "updated";
+  return moved.length ? "missing" : "changed";
 }
 
 export const renameProject = (db: D1Database, { tenantId, id, name }: { tenantId: string; id: string; name: string }) =>

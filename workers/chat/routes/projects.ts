@@ -20,7 +20,12 @@ import {
   type Project,
   updateProject,
 } from "../../../services/projects";
-import { inheritedSettings, parseStoredSettings, projectSettingsChecked } from "../../../services/default-settings";
+import {
+  parseStoredSettings,
+  projectSettingsChecked,
+  SETTINGS_ATTEMPTS,
+  tenantSettingsAsRead,
+} from "../../../services/default-settings";
 import { settingsPatchSchema, type SettingsPatch } from "../../../core/settings";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
@@ -39,6 +44,7 @@ import {
 } from "./multipart-upload";
 import { doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
+import { settingsChangedMeanwhile } from "./settings";
 
 const project = resource("Project", "A project: name and the files its conversations share.");
 const projectWithFiles = z
@@ -64,12 +70,24 @@ const projectId = (id: string) => {
 
 /**
  * A project's settings are checked exactly as its new conversations get them (services/default-settings.ts
- * projectSettingsChecked): its own keys strictly, over the tenant's; a 400 naming the field.
+ * projectSettingsChecked): its own keys strictly, over the tenant's; a 400 naming the field. Answers
+ * the tenant's settings version read before the check: `write` is made under it, and answers
+ * "changed" when the tenant's settings (or another project's) were written meanwhile; then they are
+ * checked again, over what that write left.
  */
-async function checkProjectSettings(env: Env, { tenantId, project }: { tenantId: string; project: SettingsPatch }) {
-  const { tenant } = await inheritedSettings(env.DB, tenantId);
-  const made = await projectSettingsChecked(env, { tenant, project });
-  if (!made.ok) throw badRequest(made.message);
+async function withProjectSettingsChecked<T>(
+  env: Env,
+  { tenantId, project }: { tenantId: string; project: SettingsPatch },
+  write: (settingsVersion: number) => Promise<T | "changed">,
+): Promise<T> {
+  for (let attempt = 0; attempt < SETTINGS_ATTEMPTS; attempt++) {
+    const { settings: tenant, version } = await tenantSettingsAsRead(env.DB, tenantId);
+    const made = await projectSettingsChecked(env, { tenant, project });
+    if (!made.ok) throw badRequest(made.message);
+    const written = await write(version);
+    if (written !== "changed") return written;
+  }
+  throw settingsChangedMeanwhile();
 }
 
 /** A project as the API shows it: its settings as the patch they are. */
@@ -85,8 +103,11 @@ projectRoutes.post(
   async (c) => {
     const { name, settings } = c.req.valid("json");
     const tenantId = c.get("tenantId");
-    if (settings) await checkProjectSettings(c.env, { tenantId, project: settings });
-    const created = await createProject(c.env.DB, tenantId, { name, settings });
+    const created = settings
+      ? await withProjectSettingsChecked(c.env, { tenantId, project: settings }, (settingsVersion) =>
+          createProject(c.env.DB, tenantId, { name, settings, settingsVersion }),
+        )
+      : await createProject(c.env.DB, tenantId, { name });
     if (created === "limit")
       throw new ApiError(
         409,
@@ -113,8 +134,13 @@ projectRoutes.patch(
     const id = projectId(c.req.param("id"));
     const { name, settings } = c.req.valid("json");
     if (!(await getProject(c.env.DB, tenantId, id))) throw notFound("project");
-    if (settings) await checkProjectSettings(c.env, { tenantId, project: settings });
-    await updateProject(c.env.DB, { tenantId, id, change: { name, settings } });
+    const change = { name, settings };
+    const written = settings
+      ? await withProjectSettingsChecked(c.env, { tenantId, project: settings }, (settingsVersion) =>
+          updateProject(c.env.DB, { tenantId, id, change, settingsVersion }),
+        )
+      : await updateProject(c.env.DB, { tenantId, id, change });
+    if (written === "missing") throw notFound("project");
     const updated = await getProject(c.env.DB, tenantId, id);
     if (!updated) throw notFound("project");
     return c.json(view(updated));

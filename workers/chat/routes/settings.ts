@@ -6,11 +6,10 @@ import { z } from "zod";
 import { settingsPatchSchema, type Settings, type SettingsPatch } from "../../../core/settings";
 import {
   inheritedSettings,
-  projectRefusedUnder,
-  setTenantSettings,
+  replaceTenantSettings,
   settingsForNewConversation,
 } from "../../../services/default-settings";
-import { badRequest } from "../errors";
+import { ApiError, badRequest } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
 import { doc } from "../openapi/registry";
@@ -24,6 +23,17 @@ const settingsView = z
     description:
       "`settings`: what was set; `effective`: every setting a new conversation gets from it (with the model's defaults).",
   });
+
+/**
+ * A settings write (the tenant's, or a project's) that found the other changed by other requests at
+ * every check: nothing was written.
+ */
+export const settingsChangedMeanwhile = () =>
+  new ApiError(
+    409,
+    "conflict",
+    "settings: the tenant's or its projects' settings kept changing while these were checked; send it again",
+  );
 
 /** The settings a patch over `under` (inherited) gives a new conversation; a 400 naming the field when the patch's own keys are not valid. */
 export async function effectiveSettings(env: Env, under: SettingsPatch, patch: SettingsPatch): Promise<Settings> {
@@ -56,13 +66,16 @@ settingsRoutes.put(
   async (c) => {
     const { settings } = c.req.valid("json");
     const effective = await effectiveSettings(c.env, {}, settings);
-    // Every project must still start conversations over the new settings: else refused, nothing written.
-    const refused = await projectRefusedUnder(c.env, { tenantId: c.get("tenantId"), tenant: settings });
-    if (refused)
+    // Every project must still start conversations over the new settings: else refused, nothing
+    // written. A project's settings written meanwhile are checked too (replaceTenantSettings).
+    const replaced = await replaceTenantSettings(c.env, { tenantId: c.get("tenantId"), settings });
+    if (replaced.kind === "refused") {
+      const { id, name, message } = replaced.project;
       throw badRequest(
-        `settings: project ${refused.id} ("${refused.name}") could start no conversation over these settings (${refused.message}); change its settings first`,
+        `settings: project ${id} ("${name}") could start no conversation over these settings (${message}); change its settings first`,
       );
-    await setTenantSettings(c.env.DB, c.get("tenantId"), settings);
+    }
+    if (replaced.kind === "changed") throw settingsChangedMeanwhile();
     return c.json({ settings, effective });
   },
 );

@@ -646,6 +646,7 @@ export interface Routes {
     body: undefined;
     response: {
       ticket: string;
+      expiresAt: string;
       [key: string]: unknown;
     };
   };
@@ -1127,6 +1128,7 @@ export interface Routes {
     response: {
       data: Array<Schemas["SearchHit"]>;
       next: string | number | null;
+      query: string;
       [key: string]: unknown;
     };
   };
@@ -1313,6 +1315,10 @@ export interface Schemas {
   Channel: {
     name: string;
     conversationId: string | null;
+    rotationSeconds: number;
+    lastActivityAt: string | null;
+    createdAt: string;
+    rotations?: number;
     [key: string]: unknown;
   };
   Conversation: {
@@ -1332,6 +1338,11 @@ export interface Schemas {
     activeTools: Array<string>;
     projectId: string | null;
     importedThroughMessage?: number;
+    superseded?: Array<{
+      fromSeq: number;
+      toSeq: number;
+      by: string;
+    }>;
     messageCount: number;
     lastSeq: number;
     unsummarizedChars: number;
@@ -1440,6 +1451,25 @@ export interface Schemas {
     replacement: string | null;
     contextWindowTokens: number | null;
     maxOutputTokens: number | null;
+    thinking?: {
+      modes: Array<"adaptive" | "enabled" | "disabled" | "between_tools">;
+      default: "adaptive" | "off";
+      display: "summarized" | "omitted";
+      betweenToolCallsInThinking: boolean;
+    };
+    prices: {
+      currency: "USD";
+      per: "million tokens";
+      input: number;
+      output: number;
+      cacheWrite5m: number;
+      cacheWrite1h: number;
+      cacheRead: number;
+      longPrompt?: {
+        overPromptTokens: number;
+        multiplier: number;
+      };
+    } | null;
     sources: Array<string>;
     [key: string]: unknown;
   };
@@ -1736,6 +1766,8 @@ export interface Schemas {
       type: string;
       message: string;
       status?: number;
+      providerType?: string;
+      requestId?: string;
       [key: string]: unknown;
     };
     [key: string]: unknown;
@@ -1841,9 +1873,20 @@ export interface Schemas {
     };
     turnId: string;
     forced: boolean;
+    targets: number;
     tokensBefore: number;
     tokensAfter: number;
     tokensSaved: number;
+    durationMs: number;
+    summarized: "model" | "fallback";
+    details: Array<{
+      index: number;
+      block: number;
+      kind: string;
+      before: number;
+      after: number;
+      [key: string]: unknown;
+    }>;
     [key: string]: unknown;
   } | {
     type: "compaction_finished";
@@ -1853,9 +1896,20 @@ export interface Schemas {
     };
     turnId: string;
     forced: boolean;
+    targets: number;
     tokensBefore: number;
     tokensAfter: number;
     tokensSaved: number;
+    durationMs: number;
+    summarized: "model" | "fallback";
+    details: Array<{
+      index: number;
+      block: number;
+      kind: string;
+      before: number;
+      after: number;
+      [key: string]: unknown;
+    }>;
     [key: string]: unknown;
   } | {
     type: "turn_end";
@@ -1895,6 +1949,7 @@ export interface Schemas {
       type: string;
       message: string;
       status?: number;
+      providerType?: string;
       requestId?: string;
       [key: string]: unknown;
     };
@@ -2020,7 +2075,13 @@ export interface Schemas {
       cache_creation_input_tokens: number;
       cache_read_input_tokens: number;
       thinking_tokens: number;
+      web_search_requests: number;
+      web_fetch_requests: number;
       cost_usd: number;
+      turns: number;
+      folds: number;
+      titles: number;
+      unpricedCalls: number;
       [key: string]: unknown;
     };
     conversations: Array<{
@@ -2029,7 +2090,14 @@ export interface Schemas {
       cache_creation_input_tokens: number;
       cache_read_input_tokens: number;
       thinking_tokens: number;
+      web_search_requests: number;
+      web_fetch_requests: number;
       cost_usd: number;
+      turns: number;
+      folds: number;
+      titles: number;
+      unpricedCalls: number;
+      conversationId: string;
       [key: string]: unknown;
     }>;
     models: Array<{
@@ -2038,7 +2106,14 @@ export interface Schemas {
       cache_creation_input_tokens: number;
       cache_read_input_tokens: number;
       thinking_tokens: number;
+      web_search_requests: number;
+      web_fetch_requests: number;
       cost_usd: number;
+      turns: number;
+      folds: number;
+      titles: number;
+      unpricedCalls: number;
+      model: string;
       [key: string]: unknown;
     }>;
     next: string | null;

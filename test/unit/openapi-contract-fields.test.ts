@@ -1,6 +1,7 @@
 // The committed OpenAPI document (client/openapi.gen.json) describes what the routes answer: the
 // fields API.md and docs/api-notes.md promise for each resource, a turn's refusal and model changes,
-// the JSON bodies of a turn's error answers, and a client frame's defaulted fields as optional.
+// the JSON bodies of a turn's error answers, and a client frame's defaulted fields as optional. The
+// client's types (client/api-types.gen.ts) name the fields the routes send beyond those.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
@@ -12,6 +13,7 @@ interface Schema {
   anyOf?: Schema[];
   oneOf?: Schema[];
   items?: Schema;
+  const?: unknown;
 }
 interface Response {
   content?: Record<string, { schema: Schema }>;
@@ -35,6 +37,12 @@ describe("the document's resources declare the fields their routes answer", () =
     Episode: { required: ["id", "conversationId", "day", "throughSeq", "body", "createdAt"] },
     Note: { required: ["id", "title", "text", "tags", "sourceConversationId", "createdAt", "updatedAt"] },
     Project: { required: ["id", "name", "settings", "createdAt", "updatedAt"] },
+    Channel: {
+      required: ["name", "conversationId", "rotationSeconds", "lastActivityAt", "createdAt"],
+      optional: ["rotations"],
+    },
+    Conversation: { required: ["id", "title", "settings", "messageCount", "lastSeq"], optional: ["superseded"] },
+    Model: { required: ["id", "status", "prices"], optional: ["thinking"] },
     Tool: {
       required: ["id", "kind", "name", "description", "inputSchema", "projectId", "createdAt", "updatedAt"],
       optional: ["endpoint", "headers", "timeoutMs", "maxResponseBytes", "idempotent", "retries"],
@@ -53,6 +61,128 @@ describe("the document's resources declare the fields their routes answer", () =
     expect(requiredOf("TurnResult")).not.toContain("model_changes");
     expect(requiredOf("TurnErrorResult")).toEqual(expect.arrayContaining(["error", "messages", "stop_reason"]));
   });
+});
+
+/** Where each field the routes send beyond the resources is declared, and what is declared there. */
+const SENT: { where: string; schema: () => Schema | undefined; fields: string[] }[] = [
+  {
+    where: "TurnErrorResult.error",
+    schema: () => schemas.TurnErrorResult.properties?.error,
+    fields: ["type", "message", "status", "providerType", "requestId"],
+  },
+  {
+    where: "TurnEvent error.error",
+    schema: () => schemas.TurnEvent.oneOf?.find((e) => e.properties?.type?.const === "error")?.properties?.error,
+    fields: ["type", "message", "status", "providerType", "requestId"],
+  },
+  ...["total", "conversations", "models"].map((row) => ({
+    where: `Usage.${row}`,
+    schema: () => {
+      const p = schemas.Usage.properties?.[row];
+      return p?.items ?? p;
+    },
+    fields: [
+      ...(row === "conversations" ? ["conversationId"] : row === "models" ? ["model"] : []),
+      "turns",
+      "folds",
+      "titles",
+      "unpricedCalls",
+      "web_search_requests",
+      "web_fetch_requests",
+    ],
+  })),
+  ...["compaction", "compaction_finished"].map((type) => ({
+    where: `TurnEvent ${type}`,
+    schema: () => schemas.TurnEvent.oneOf?.find((e) => e.properties?.type?.const === type),
+    fields: ["targets", "durationMs", "summarized", "details"],
+  })),
+  {
+    where: "POST /v1/conversations/{id}/ws-ticket 201",
+    schema: () => answer("/v1/conversations/{id}/ws-ticket", "post", "201"),
+    fields: ["ticket", "expiresAt"],
+  },
+  { where: "GET /v1/search 200", schema: () => answer("/v1/search", "get", "200"), fields: ["query", "data"] },
+];
+function answer(path: string, method: string, status: string): Schema | undefined {
+  return document.paths[path]?.[method]?.responses[status]?.content?.["application/json"]?.schema;
+}
+
+describe("the document declares the fields the routes send beyond the resources", () => {
+  for (const { where, schema, fields } of SENT)
+    it(where, () => {
+      expect(Object.keys(schema()?.properties ?? {})).toEqual(expect.arrayContaining(fields));
+    });
+
+  it("TurnErrorResult.error: the provider's type and request id are optional (a model failure's only)", () => {
+    const error = schemas.TurnErrorResult.properties?.error;
+    expect(error?.required).toEqual(["type", "message"]);
+  });
+
+  it("an attachment's download: served with its stored type, so any media type", () => {
+    const content =
+      document.paths["/v1/conversations/{id}/attachments/{attachmentId}/content"].get.responses["200"].content;
+    expect(Object.keys(content ?? {})).toEqual(["*/*"]);
+  });
+});
+
+/**
+ * The lines of the block a line containing `marker` opens in the generated types (its members one
+ * level in), or, for a member line, the lines of its siblings; each further marker is sought inside.
+ */
+function typeBlock(text: string, markers: string[]): string[] {
+  let lines = text.split("\n");
+  for (const marker of markers) {
+    const at = lines.findIndex((l) => l.includes(marker));
+    if (at < 0) return [];
+    const indent = lines[at].search(/\S/);
+    const opens = lines[at].trimEnd().endsWith("{");
+    const rest = lines.slice(at + 1);
+    // A block ends at its closing line (one that does not open the next arm of a union).
+    const end = rest.findIndex((l) => {
+      const i = l.search(/\S/);
+      return opens ? i === indent && /^\s*}[^{]*$/.test(l) : i < indent;
+    });
+    lines = end < 0 ? rest : rest.slice(0, end);
+  }
+  return lines;
+}
+/** The member names of a block: its lines one level in (or at the member's own level), `name?:` or `name:`. */
+const membersOf = (block: string[]) => {
+  const level = Math.min(...block.map((l) => l.search(/\S/)).filter((i) => i >= 0));
+  return block.filter((l) => l.search(/\S/) === level).map((l) => /^\s*"?([\w$]+)"?\??:/.exec(l)?.[1]);
+};
+
+describe("the client's types (client/api-types.gen.ts) name them", () => {
+  const types = readFileSync(new URL("../../client/api-types.gen.ts", import.meta.url), "utf8");
+  const named: { markers: string[]; fields: string[] }[] = [
+    { markers: ["  TurnErrorResult: {", "    error: {"], fields: ["providerType", "requestId", "status"] },
+    { markers: ["  TurnEvent: {", '    type: "error";', "    error: {"], fields: ["providerType", "requestId"] },
+    { markers: ["  Model: {"], fields: ["thinking", "prices"] },
+    { markers: ["  Channel: {"], fields: ["rotationSeconds", "lastActivityAt", "createdAt", "rotations"] },
+    { markers: ["  Conversation: {"], fields: ["superseded"] },
+    ...["total: {", "conversations: Array<{", "models: Array<{"].map((row) => ({
+      markers: ["  Usage: {", `    ${row}`],
+      fields: [
+        ...(row.startsWith("conversations") ? ["conversationId"] : row.startsWith("models") ? ["model"] : []),
+        "turns",
+        "folds",
+        "titles",
+        "unpricedCalls",
+        "web_search_requests",
+        "web_fetch_requests",
+      ],
+    })),
+    ...["compaction", "compaction_finished"].map((type) => ({
+      markers: ["  TurnEvent: {", `    type: "${type}";`],
+      fields: ["targets", "durationMs", "summarized", "details"],
+    })),
+    { markers: ['"POST /v1/conversations/{id}/ws-ticket": {', "response: {"], fields: ["ticket", "expiresAt"] },
+    { markers: ['"GET /v1/search": {', "response: {"], fields: ["query", "data"] },
+  ];
+  for (const { markers, fields } of named)
+    it(markers.map((m) => m.trim().replace(/:? (Array<)?\{$|;$/, "")).join(" > "), () => {
+      expect(membersOf(typeBlock(types, markers))).toEqual(expect.arrayContaining(fields));
+    });
 });
 
 describe("a turn route's error answers have bodies", () => {

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import committed from "../../client/openapi.gen.json";
 import { sortableId } from "../../core/ids";
-import { api, createConversation, newTenantWithId } from "./helpers";
+import { api, createConversation, eventually, newTenantWithId, sendSseEvents } from "./helpers";
 
 interface Schema {
   $ref?: string;
@@ -13,29 +13,52 @@ interface Schema {
   properties?: Record<string, Schema>;
   required?: string[];
   anyOf?: Schema[];
+  oneOf?: Schema[];
   items?: Schema;
+  const?: unknown;
 }
-const schemas = committed.components.schemas as Record<string, Schema>;
+interface Operation {
+  responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+}
+const schemas = committed.components.schemas as unknown as Record<string, Schema>;
+const paths = committed.paths as Record<string, Record<string, Operation>>;
 
 const typeOf = (v: unknown) =>
   v === null ? "null" : Array.isArray(v) ? "array" : Number.isInteger(v) ? "integer" : typeof v;
 const fits = (t: string, v: unknown) => t === typeOf(v) || (t === "number" && typeof v === "number");
 
-/** The problems of `value` against the named component: missing, undeclared or mistyped fields. */
-function problems(name: string, value: unknown): string[] {
-  const schema = schemas[name];
-  if (typeof value !== "object" || value === null) return [`${name}: not an object`];
+/** A schema with its $ref followed; a nullable object (`anyOf: [object, null]`) as its object. */
+function objectOf(schema: Schema): Schema {
+  const s = schema.$ref ? schemas[schema.$ref.split("/").pop() ?? ""] : schema;
+  return s.anyOf?.map(objectOf).find((a) => a.properties) ?? s;
+}
+
+/** The problems of `value` against `schema` (named `where`): missing, undeclared or mistyped fields. */
+function problemsOf(schema: Schema, value: unknown, where: string): string[] {
+  if (typeof value !== "object" || value === null) return [`${where}: not an object`];
   const body = value as Record<string, unknown>;
   const out: string[] = [];
-  for (const field of schema.required ?? []) if (!(field in body)) out.push(`${name}.${field}: missing`);
+  for (const field of schema.required ?? []) if (!(field in body)) out.push(`${where}.${field}: missing`);
   for (const [field, v] of Object.entries(body)) {
     const p = schema.properties?.[field];
-    if (!p) out.push(`${name}.${field}: not declared`);
+    if (!p) out.push(`${where}.${field}: not declared`);
     else if (p.type && !(Array.isArray(p.type) ? p.type : [p.type]).some((t) => fits(t, v)))
-      out.push(`${name}.${field}: ${typeOf(v)} is not ${JSON.stringify(p.type)}`);
+      out.push(`${where}.${field}: ${typeOf(v)} is not ${JSON.stringify(p.type)}`);
   }
   return out;
 }
+
+/** The problems of `value` against the named component. */
+const problems = (name: string, value: unknown) => problemsOf(schemas[name], value, name);
+
+/** The JSON schema of an operation's answer, its $ref followed. */
+const answerOf = (path: string, method: string, status = "200") =>
+  objectOf(paths[path][method].responses[status].content?.["application/json"]?.schema ?? {});
+/** A field's schema inside an object schema (an array's items for an array field). */
+const fieldOf = (schema: Schema, field: string) => {
+  const p = objectOf(schema.properties?.[field] ?? {});
+  return p.items ? objectOf(p.items) : p;
+};
 
 describe("real answers against the document", () => {
   it("attachments, notes, episodes, projects, tools, automations and the conversation list", async () => {
@@ -105,5 +128,121 @@ describe("real answers against the document", () => {
     };
     const names = (body.content?.["application/json"].schema.anyOf ?? []).map((s) => s.$ref?.split("/").pop() ?? "");
     expect(names.some((name) => problems(name, r.json).length === 0)).toBe(true);
+  });
+
+  it("the model catalog: each entry's thinking and prices", async () => {
+    const list = await api("GET", "/v1/models");
+    expect(list.status, list.text).toBe(200);
+    const model = objectOf(answerOf("/v1/models", "get").properties?.data?.items ?? {});
+    const entries = list.json.data as Record<string, unknown>[];
+    expect(entries.some((m) => m.status === "retired" && m.prices === null)).toBe(true);
+    const held = ["thinking", "prices"];
+    for (const entry of entries) {
+      // The catalog's other facts (effort, prefill, sampling rules, …) stay open (looseObject): the
+      // required fields, their types and the two named here are held.
+      const found = problemsOf(model, entry, `Model ${entry.id}`).filter(
+        (p) => !p.endsWith(": not declared") || held.some((f) => p.includes(`.${f}:`)),
+      );
+      expect(found).toEqual([]);
+      if (entry.thinking) expect(problemsOf(fieldOf(model, "thinking"), entry.thinking, "thinking")).toEqual([]);
+      if (entry.prices) expect(problemsOf(fieldOf(model, "prices"), entry.prices, "prices")).toEqual([]);
+    }
+    expect(entries.filter((m) => m.thinking && m.prices).length).toBeGreaterThan(0);
+  });
+
+  it("usage: the total, each conversation's row and each model's, with their counters", async () => {
+    const { key } = await newTenantWithId();
+    const conv = await createConversation(undefined, key);
+    expect((await api("POST", `/v1/conversations/${conv}/messages`, { content: "hello" }, { key })).status).toBe(200);
+    const report = await eventually(async () => {
+      const r = (await api("GET", "/v1/usage", undefined, { key })).json;
+      return r.conversations.length > 0 && r.models.length > 0 ? r : null;
+    });
+    const usage = schemas.Usage;
+    expect(problems("Usage", report)).toEqual([]);
+    expect(problemsOf(fieldOf(usage, "total"), report.total, "Usage.total")).toEqual([]);
+    for (const row of report.conversations)
+      expect(problemsOf(fieldOf(usage, "conversations"), row, "Usage.conversations[]")).toEqual([]);
+    for (const row of report.models) expect(problemsOf(fieldOf(usage, "models"), row, "Usage.models[]")).toEqual([]);
+    expect(report.conversations[0]).toMatchObject({ conversationId: conv, turns: 1 });
+  });
+
+  it("channels, the websocket ticket, a regenerated conversation and a search", async () => {
+    const { key } = await newTenantWithId();
+    const name = `c-${crypto.randomUUID().slice(0, 8)}`;
+    const configured = await api("PATCH", `/v1/channels/${name}`, { rotationSeconds: 600 }, { key });
+    expect(configured.status, configured.text).toBe(200);
+    expect(problems("Channel", configured.json)).toEqual([]);
+    expect(configured.json).toMatchObject({ rotationSeconds: 600, rotations: 0 });
+    const sent = await api("POST", `/v1/channels/${name}/messages`, { content: "hello channel" }, { key });
+    expect(sent.status, sent.text).toBe(200);
+    expect(problems("Channel", (await api("GET", `/v1/channels/${name}`, undefined, { key })).json)).toEqual([]);
+    const listed = (await api("GET", "/v1/channels", undefined, { key })).json.data;
+    expect(listed).toHaveLength(1);
+    for (const item of listed) expect(problems("Channel", item)).toEqual([]);
+
+    const conv = await createConversation(undefined, key);
+    const ticket = await api("POST", `/v1/conversations/${conv}/ws-ticket`, undefined, { key });
+    expect(ticket.status, ticket.text).toBe(201);
+    const ticketSchema = answerOf("/v1/conversations/{id}/ws-ticket", "post", "201");
+    expect(problemsOf(ticketSchema, ticket.json, "ws-ticket")).toEqual([]);
+
+    const turn = (content: unknown) => api("POST", `/v1/conversations/${conv}/messages`, content, { key });
+    expect((await turn({ content: "Name a river, quokkavale." })).status).toBe(200);
+    expect((await turn({ regenerate: true })).status).toBe(200);
+    const regenerated = await api("GET", `/v1/conversations/${conv}`, undefined, { key });
+    expect(regenerated.json.superseded).toHaveLength(1);
+    expect(problems("Conversation", regenerated.json)).toEqual([]);
+    for (const range of regenerated.json.superseded ?? [])
+      expect(problemsOf(fieldOf(schemas.Conversation, "superseded"), range, "Conversation.superseded[]")).toEqual([]);
+
+    const found = await api("GET", "/v1/search?q=quokkavale", undefined, { key });
+    expect(found.status, found.text).toBe(200);
+    expect(problemsOf(answerOf("/v1/search", "get"), found.json, "search")).toEqual([]);
+    expect(found.json.query).toBe("quokkavale");
+  });
+
+  it("a turn's compaction events (the card under both names)", async () => {
+    const id = await createConversation({ contextWindowTokens: 24_000, outputReserveTokens: 2_000 });
+    const rows = Array.from({ length: 5000 }, (_, i) => `row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join("\n");
+    const up = await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, rows, {
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
+    const calls = Array.from(
+      { length: 10 },
+      (_, i) => `@tool file_read {"attachment_id":"${up.json.id}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`,
+    ).join("\n");
+    const events = await sendSseEvents(id, `read all ten slices\n${calls}`);
+    const cards = events.filter((e) => e.type === "compaction" || e.type === "compaction_finished");
+    expect(cards.map((e) => e.type)).toEqual(expect.arrayContaining(["compaction", "compaction_finished"]));
+    for (const { type, data } of cards) {
+      const arm = schemas.TurnEvent.oneOf?.find((s) => s.properties?.type?.const === type) ?? {};
+      expect(problemsOf(arm, data, type)).toEqual([]);
+      for (const detail of "details" in data ? data.details : [])
+        expect(problemsOf(fieldOf(arm, "details"), detail, `${type}.details[]`)).toEqual([]);
+    }
+  });
+
+  it("an attachment's download is served with its stored type, one the document's media ranges cover", async () => {
+    const conv = await createConversation();
+    const up = await api("POST", `/v1/conversations/${conv}/attachments?name=a.csv`, "a,b\n1,2\n", {
+      raw: true,
+      headers: { "content-type": "text/csv" },
+    });
+    expect(up.status, up.text).toBe(201);
+    const r = await api("GET", `/v1/conversations/${conv}/attachments/${up.json.id}/content`);
+    expect(r.status).toBe(200);
+    const served = r.headers.get("content-type") ?? "";
+    expect(served.split(";")[0]).toBe(up.json.type);
+    const declared = Object.keys(
+      paths["/v1/conversations/{id}/attachments/{attachmentId}/content"].get.responses["200"].content ?? {},
+    );
+    const covers = (range: string) => {
+      const [type, sub] = range.split("/");
+      const [servedType, servedSub] = served.split(";")[0].trim().split("/");
+      return (type === "*" || type === servedType) && (sub === "*" || sub === servedSub);
+    };
+    expect(declared.some(covers), `${served} against ${declared.join(", ")}`).toBe(true);
   });
 });

@@ -126,7 +126,11 @@ export interface TurnSummary {
   stop_reason: string;
   usage: Usage | null;
   turnId: string | null;
-  error: { type: string; message: string; status?: number } | null;
+  /**
+   * Why the turn ended in an error. A model failure (agent/model-errors.ts) also names the
+   * provider's error type and request id: support asks for them, so the answer keeps them.
+   */
+  error: { type: string; message: string; status?: number; providerType?: string; requestId?: string } | null;
   timing: { serverMs: number; modelMs: number; queuedMs: number } | null;
   /** The client tool calls a paused turn waits on. */
   requiresAction: Omit<Extract<TurnEvent, { type: "requires_action" }>, "type"> | null;
@@ -225,8 +229,14 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
   if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
   const status = turnErrorStatus(turn.error);
   const err = errorBody(status, turn.error.message, turn.error.type);
-  return new Response(
-    JSON.stringify({ ...body, error: { ...err.error, ...(turn.error.status ? { status: turn.error.status } : {}) } }),
-    { status, headers },
-  );
+  // The provider's own facts, when the failure came from it: what the SSE `error` event and the
+  // idempotency ledger carry too, so a fresh answer and a replayed one say the same.
+  const { status: upstream, providerType, requestId } = turn.error;
+  const error = {
+    ...err.error,
+    ...(upstream ? { status: upstream } : {}),
+    ...(providerType ? { providerType } : {}),
+    ...(requestId ? { requestId } : {}),
+  };
+  return new Response(JSON.stringify({ ...body, error }), { status, headers });
 }

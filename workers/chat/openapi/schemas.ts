@@ -65,6 +65,34 @@ const modelChangedEvent = event("model_changed", {
   retiredOn: z.string().optional(),
 });
 
+/** core/events.ts CompactionCard: what a finished compaction pass did (`compaction`, then `compaction_finished`). */
+const compactionShape = {
+  turnId: z.string(),
+  forced: z.boolean(),
+  targets: z.number().int().meta({ description: "How many blocks the pass cut (tool results, long texts, images)" }),
+  tokensBefore: z.number(),
+  tokensAfter: z.number(),
+  tokensSaved: z.number(),
+  durationMs: z.number().meta({ description: "How long the pass took" }),
+  summarized: z.enum(["model", "fallback"]).meta({
+    description:
+      "Who wrote the turn state that stands in for what was cut: a model call, or the deterministic fallback (also when nothing was cut)",
+  }),
+  details: z
+    .array(
+      z.looseObject({
+        index: z.number().int(),
+        block: z.number().int(),
+        kind: z.string(),
+        before: z.number(),
+        after: z.number(),
+      }),
+    )
+    .meta({ description: "Each cut block: its message index and block index, its kind, its size before and after" }),
+};
+/** The `compaction` event; the timeline keeps the same card (the event as it was streamed). */
+const compactionCard = event("compaction", compactionShape);
+
 /** core/events.ts TurnEvent: the SSE event names and the websocket's server frames. */
 export const turnEventSchema = z
   .discriminatedUnion("type", [
@@ -104,20 +132,8 @@ export const turnEventSchema = z
       budgetTokens: z.number(),
       forced: z.boolean(),
     }),
-    event("compaction", {
-      turnId: z.string(),
-      forced: z.boolean(),
-      tokensBefore: z.number(),
-      tokensAfter: z.number(),
-      tokensSaved: z.number(),
-    }),
-    event("compaction_finished", {
-      turnId: z.string(),
-      forced: z.boolean(),
-      tokensBefore: z.number(),
-      tokensAfter: z.number(),
-      tokensSaved: z.number(),
-    }),
+    compactionCard,
+    event("compaction_finished", compactionShape),
     event("turn_end", {
       turnId: z.string(),
       stop_reason: z.string(),
@@ -137,6 +153,10 @@ export const turnEventSchema = z
         type: z.string(),
         message: z.string(),
         status: z.number().optional(),
+        providerType: z
+          .string()
+          .optional()
+          .meta({ description: "A model failure: the provider's error type, when it said" }),
         requestId: z.string().optional(),
       }),
     }),
@@ -168,27 +188,6 @@ export const turnEventSchema = z
     description:
       "One event of a turn. Over SSE: `event: <type>` then `data: <this JSON>`; over the websocket: one frame.",
   });
-
-/** core/events.ts CompactionCard: the `compaction` event of a pass that cut something, as the timeline keeps it. */
-const compactionCard = event("compaction", {
-  turnId: z.string(),
-  forced: z.boolean(),
-  targets: z.number().int(),
-  tokensBefore: z.number(),
-  tokensAfter: z.number(),
-  tokensSaved: z.number(),
-  durationMs: z.number(),
-  summarized: z.enum(["model", "fallback"]),
-  details: z.array(
-    z.looseObject({
-      index: z.number().int(),
-      block: z.number().int(),
-      kind: z.string(),
-      before: z.number(),
-      after: z.number(),
-    }),
-  ),
-});
 
 /** durable-objects/conversation/conversation-store.ts TimelineCard, one per kind lifecycle-log.ts keeps. */
 const timelineCard = <T extends z.ZodType>(type: string, card: T) =>
@@ -296,6 +295,13 @@ export const turnErrorResultSchema = turnResultSchema
       type: z.string(),
       message: z.string(),
       status: z.number().int().optional().meta({ description: "The upstream status, when the error had one" }),
+      providerType: z.string().optional().meta({
+        description: "A model failure: the provider's error type (api_error, overloaded_error, …), when it said",
+      }),
+      requestId: z
+        .string()
+        .optional()
+        .meta({ description: "A model failure: the provider's request id (support asks for it), when it answered" }),
     }),
   })
   .meta({
@@ -496,6 +502,13 @@ export const conversationSchema = z
       description:
         "Set on a conversation created by an import: the seq of the transcript's last message. Those messages go back to the model as their words, without thinking, server tool blocks or citations (the record keeps them).",
     }),
+    superseded: z
+      .array(z.strictObject({ fromSeq: z.number().int(), toSeq: z.number().int(), by: z.string() }))
+      .optional()
+      .meta({
+        description:
+          "The exchanges regenerates replaced (absent until the first): messages `fromSeq`..`toSeq` stay in the transcript but are never replayed or folded; `by` is the id of the user message of the exchange that replaced them.",
+      }),
     messageCount: z.number().int(),
     lastSeq: z.number().int(),
     unsummarizedChars: z.number(),
@@ -527,6 +540,38 @@ export const modelSchema = z
     replacement: z.string().nullable(),
     contextWindowTokens: z.number().int().nullable(),
     maxOutputTokens: z.number().int().nullable(),
+    thinking: z
+      .strictObject({
+        modes: z.array(z.enum(["adaptive", "enabled", "disabled", "between_tools"])).meta({
+          description: "The `thinking.type` values the model accepts; any other is refused",
+        }),
+        default: z.enum(["adaptive", "off"]).meta({ description: "What a request without `thinking` does" }),
+        display: z
+          .enum(["summarized", "omitted"])
+          .meta({ description: "`thinking.display` when the request does not set it" }),
+        betweenToolCallsInThinking: z.boolean().meta({
+          description: "Notes between tool calls come back as thinking blocks, not text",
+        }),
+      })
+      .optional()
+      .meta({ description: "How the model thinks; absent on a retired model" }),
+    prices: z
+      .strictObject({
+        currency: z.literal("USD"),
+        per: z.literal("million tokens"),
+        input: z.number(),
+        output: z.number(),
+        cacheWrite5m: z.number(),
+        cacheWrite1h: z.number(),
+        cacheRead: z.number(),
+        longPrompt: z.strictObject({ overPromptTokens: z.number().int(), multiplier: z.number() }).optional().meta({
+          description: "A call whose prompt is over `overPromptTokens` costs `multiplier` times these prices",
+        }),
+      })
+      .nullable()
+      .meta({
+        description: "USD per million tokens; null when the catalog has none for it (retired models among them)",
+      }),
     sources: z.array(z.string()),
   })
   .meta({

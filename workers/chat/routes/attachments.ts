@@ -318,8 +318,8 @@ attachmentRoutes.get(
     summary: "Download an attachment's bytes",
     responses: {
       200: {
-        description: "The file as uploaded",
-        content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+        description: "The file as uploaded, served with its stored media type (the attachment's `type`)",
+        content: { "*/*": { schema: { type: "string", format: "binary" } } },
       },
     },
   }),

@@ -17,7 +17,21 @@ import { requestLocationHint } from "../location-hint";
 import { wroteElsewhere } from "../d1-session";
 
 const channel = z
-  .looseObject({ name: z.string(), conversationId: z.string().nullable() })
+  .looseObject({
+    name: z.string(),
+    conversationId: z.string().nullable(),
+    rotationSeconds: z
+      .number()
+      .int()
+      .meta({ description: "The idle time after which the next message starts a new conversation" }),
+    lastActivityAt: z.string().nullable().meta({ description: "When the channel last carried a message (ISO 8601)" }),
+    createdAt: z.string(),
+    rotations: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "How many times the channel moved to a new conversation (GET and PATCH of one channel)" }),
+  })
   .meta({ id: "Channel", description: "A named long-lived thread and its current conversation." });
 
 export const channelRoutes = new Hono<AppEnv>();

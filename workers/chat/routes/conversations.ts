@@ -369,7 +369,15 @@ conversationRoutes.post(
   "/:id/ws-ticket",
   doc({
     summary: "A single-use websocket ticket (for browsers)",
-    responses: { 201: { description: "The ticket", schema: z.looseObject({ ticket: z.string() }) } },
+    responses: {
+      201: {
+        description: "The ticket",
+        schema: z.looseObject({
+          ticket: z.string(),
+          expiresAt: z.string().meta({ description: "When the ticket stops opening the socket, unused (ISO 8601)" }),
+        }),
+      },
+    },
   }),
   async (c) => {
     const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));

@@ -89,7 +89,9 @@ searchRoutes.get(
     responses: {
       200: {
         description: "A page of hits",
-        schema: listOf(searchHitSchema),
+        schema: listOf(searchHitSchema).extend({
+          query: z.string().meta({ description: "The query searched (`q`, trimmed)" }),
+        }),
         headers: cortexBookmarkAnswer,
       },
     },

@@ -41,13 +41,22 @@ const usageQuery = z.strictObject({
     .optional(),
 });
 
+/** services/usage.ts UsageTotals: one row of the report (the total, a conversation's, a model's). */
 const totals = z.looseObject({
   input_tokens: z.number(),
   output_tokens: z.number(),
   cache_creation_input_tokens: z.number(),
   cache_read_input_tokens: z.number(),
   thinking_tokens: z.number(),
+  web_search_requests: z.number().int().meta({ description: "Server-side web searches the model ran" }),
+  web_fetch_requests: z.number().int().meta({ description: "Server-side web fetches the model ran" }),
   cost_usd: z.number(),
+  turns: z.number().int().meta({ description: "Turns that spent tokens (a paused turn's resumed parts count as one)" }),
+  folds: z.number().int().meta({ description: "Fold calls (each delivery of a fold job its own)" }),
+  titles: z.number().int().meta({ description: "Automatic title calls, one at most per conversation" }),
+  unpricedCalls: z.number().int().meta({
+    description: "Rows (a turn part, a fold or title call) on models the catalog does not price: not in cost_usd",
+  }),
 });
 const reportSchema = z
   .looseObject({
@@ -55,8 +64,8 @@ const reportSchema = z
     to: z.string(),
     currency: z.literal("USD"),
     total: totals,
-    conversations: z.array(totals),
-    models: z.array(totals),
+    conversations: z.array(totals.extend({ conversationId: z.string() })),
+    models: z.array(totals.extend({ model: z.string().meta({ description: "The model the calls ran on" }) })),
     next: z.string().nullable(),
   })
   .meta({

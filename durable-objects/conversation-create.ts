@@ -39,6 +39,13 @@ export type KeyedCreate =
 /** A new conversation, or the settings problem that refused it before anything was written. */
 export type CreatedConversation = { kind: "created"; view: ConversationView } | { kind: "invalid"; message: string };
 
+/**
+ * An import deleted while its object committed the transcript (a DELETE that found it listed): its
+ * purge removed all of it, the listing row too. A key it was created with keeps naming it, so a
+ * retry is told it was deleted (as `KeyedCreate`'s `deleted`) rather than importing it again.
+ */
+export type DeletedImport = { kind: "deleted"; conversationId: string };
+
 /** How long a retry waits, in steps, for the object of a create still under way to have its head. */
 const PENDING_WAITS_MS = [50, 100, 200, 400, 800];
 
@@ -88,7 +95,13 @@ interface Listing<Lost> {
   remove(id: string): Promise<void>;
 }
 
-export function createConversation(env: Env, request: CreateRequest): Promise<CreatedConversation> {
+/** A create; an import's (`staged`) may also answer `deleted` (DeletedImport), a plain create never. */
+export function createConversation(
+  env: Env,
+  request: CreateRequest & { staged?: undefined },
+): Promise<CreatedConversation>;
+export function createConversation(env: Env, request: CreateRequest): Promise<CreatedConversation | DeletedImport>;
+export function createConversation(env: Env, request: CreateRequest): Promise<CreatedConversation | DeletedImport> {
   return create<never>(env, request, {
     insert: async (row) => {
       await insertConversationRow(env.DB, row);
@@ -121,7 +134,7 @@ async function create<Lost>(
   env: Env,
   request: CreateRequest,
   listing: Listing<Lost>,
-): Promise<CreatedConversation | Lost> {
+): Promise<CreatedConversation | DeletedImport | Lost> {
   const { tenantId, init, staged, locationHint } = request;
   // The tenant's settings, then the project's, then the request's, each layer over the one below
   // (a layer naming a model gets its figures): the path the project routes check a project on.
@@ -145,8 +158,10 @@ async function create<Lost>(
     // title leaves it alone, as it does a PATCH title. An import's `?title=` likewise.
     const titledByUser = init.title !== undefined;
     // An import brings its transcript: the object writes it before its head (see transcript-import.ts).
-    if (staged)
-      return { kind: "created", view: await stub.importTranscript(ref, { title, settings, titledByUser }, staged) };
+    if (staged) {
+      const made = await stub.importTranscript(ref, { title, settings, titledByUser }, staged);
+      return made.kind === "created" ? { kind: "created", view: made.view } : { kind: "deleted", conversationId: id };
+    }
     return {
       kind: "created",
       view: await stub.create(ref, { title, settings, projectId: init.projectId ?? null, titledByUser }),

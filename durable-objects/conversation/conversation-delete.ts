@@ -26,6 +26,19 @@ export class ConversationGone extends Error {
   }
 }
 
+/**
+ * An RPC's answer when a delete that began under it refused its write (ConversationGone): the
+ * conversation's "missing", as for one that never existed, never an error (a 500 at the route).
+ */
+export async function missingIfGone<T>(run: Promise<T>): Promise<T | { kind: "missing" }> {
+  try {
+    return await run;
+  } catch (err) {
+    if (err instanceof ConversationGone) return { kind: "missing" };
+    throw err;
+  }
+}
+
 interface Tombstone {
   tenantId: string;
   conversationId: string;

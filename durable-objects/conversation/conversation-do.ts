@@ -7,7 +7,7 @@ import type { ReadQuery } from "../../agent/tools/registry";
 import type { ConversationRef, ConversationView } from "../../services/record/conversation-head";
 import { addNote, type NoteAnswer } from "./attachment-note";
 import { AutoTitler } from "./auto-title";
-import { ConversationDeletion } from "./conversation-delete";
+import { ConversationDeletion, missingIfGone } from "./conversation-delete";
 import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
 import { FoldCoordinator, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 import { IdempotencyLedger } from "./idempotency";
@@ -17,7 +17,7 @@ import type { ObjectScope } from "./object-scope";
 import { ConversationRecord, type HeadInit } from "./record";
 import { ReplayCache, type ReplayView } from "./replay-cache";
 import { ConversationSockets } from "./sockets";
-import { commitImport } from "./transcript-import";
+import { commitImport, type ImportCommit } from "./transcript-import";
 import type { StagedImport } from "../../services/transfer/import-staging";
 import { TurnIntake } from "./turn-intake";
 import type { TurnAnswer, TurnInput } from "./turn-input";
@@ -130,8 +130,8 @@ export class ConversationDO extends DurableObject<Env> {
     return this.record.create(ref, init);
   }
 
-  /** A new conversation holding a staged, validated transcript (transcript-import.ts). */
-  importTranscript(ref: ConversationRef, init: HeadInit, staged: StagedImport): Promise<ConversationView> {
+  /** A new conversation from a staged, validated transcript (transcript-import.ts); `missing`: deleted meanwhile. */
+  importTranscript(ref: ConversationRef, init: HeadInit, staged: StagedImport): Promise<ImportCommit> {
     return commitImport(
       { scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold },
       { ref, init, staged },
@@ -160,10 +160,8 @@ export class ConversationDO extends DurableObject<Env> {
     const loaded = await this.record.load(ref);
     if (!loaded) return { kind: "missing" };
     const parts = { env: this.scope.env, store: this.store, record: this.record };
-    const result = await patchConversation(
-      { ...parts, turnRunning: () => this.order.turnsInFlight > 0 },
-      loaded,
-      change,
+    const result = await missingIfGone(
+      patchConversation({ ...parts, turnRunning: () => this.order.turnsInFlight > 0 }, loaded, change),
     );
     // The listing row follows the head (title, activity) after the answer; open sockets hear a rename.
     if (result.kind === "updated") {
@@ -183,7 +181,7 @@ export class ConversationDO extends DurableObject<Env> {
     const tomb = this.deletion.tombstone();
     const mine = tomb
       ? tomb.tenantId === ref.tenantId && tomb.conversationId === ref.conversationId
-      : !!(await this.record.load(ref));
+      : this.record.committing(ref) || !!(await this.record.load(ref));
     if (mine) this.intake.stops.abortRunning();
     if (mine) await this.deletion.delete(ref);
     return mine;
@@ -318,19 +316,21 @@ export class ConversationDO extends DurableObject<Env> {
     messages: readonly { role: "user" | "assistant"; text: string }[],
   ): Promise<ImportAnswer> {
     if (!(await this.record.load(ref))) return { kind: "missing" };
-    return this.order.inOrder(async (): Promise<ImportAnswer> => {
-      const waiting = await this.paused.get();
-      if (waiting) return { kind: "refused", message: pausedMessage(waiting) };
-      const stored = await this.record.append(
-        messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })),
-      );
-      // Open sockets get them as they get every other append (in seq order, each once).
-      await this.sockets.closeRevoked();
-      for (const message of stored) this.sockets.broadcast({ type: "message", turnId: "import", message });
-      this.ctx.waitUntil(this.outbox.pending());
-      this.ctx.waitUntil(this.fold.maybeDispatch());
-      return { kind: "imported", messages: stored };
-    });
+    return missingIfGone(
+      this.order.inOrder(async (): Promise<ImportAnswer> => {
+        const waiting = await this.paused.get();
+        if (waiting) return { kind: "refused", message: pausedMessage(waiting) };
+        const stored = await this.record.append(
+          messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })),
+        );
+        // Open sockets get them as they get every other append (in seq order, each once).
+        await this.sockets.closeRevoked();
+        for (const message of stored) this.sockets.broadcast({ type: "message", turnId: "import", message });
+        this.ctx.waitUntil(this.outbox.pending());
+        this.ctx.waitUntil(this.fold.maybeDispatch());
+        return { kind: "imported", messages: stored };
+      }),
+    );
   }
 
   // ---- RPC: the rolling summary -------------------------------------------------------------

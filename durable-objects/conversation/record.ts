@@ -35,6 +35,8 @@ export class ConversationRecord {
   private current: ConversationHead | undefined;
   private loading: Promise<ConversationHead | null> | null = null;
   private headWrites: Promise<unknown> = Promise.resolve();
+  /** The create under way, if any (`filling`: an import's, its transcript before its head), and its end. */
+  private creating: { ref: ConversationRef; filling: boolean; done: Promise<unknown> } | null = null;
   /**
    * A batch write failed after retries: its bytes may have landed all the same (an answer lost,
    * then an outage). The next append adopts from R2 before it numbers anything, so a landed batch
@@ -66,6 +68,13 @@ export class ConversationRecord {
   async load(ref: ConversationRef): Promise<ConversationHead | null> {
     const { deletion } = this.scope;
     if (deletion.deleted) return null;
+    // A conversation being created (an import's batches, a head being written) is listed already:
+    // every caller waits for the create's end, so it answers whole or as never made, never half.
+    const creating = this.creating;
+    if (creating && sameConversation(creating.ref, ref)) {
+      await creating.done;
+      if (deletion.deleted) return null;
+    }
     if (!this.current) {
       // Callers share a load in flight. A failed lookup is never cached, and a caller whose
       // shared load found nothing (it ran with another caller's ref) tries with its own.
@@ -138,16 +147,39 @@ export class ConversationRecord {
   }
 
   /**
-   * Creates the head. `fill` (an import) writes the conversation's messages first: until the head
-   * is written, nothing of it is visible to any RPC, so a refused or failed fill, or a failed head
-   * write after it, leaves nothing.
+   * Whether an import of this conversation is being committed: listed, its head not yet written. A
+   * delete then cuts it short (the commit's writes are refused, ConversationGone) instead of waiting
+   * for the whole transcript to be written only to purge it.
    */
-  async create(
+  committing(ref: ConversationRef): boolean {
+    return !!this.creating?.filling && sameConversation(this.creating.ref, ref);
+  }
+
+  /**
+   * Creates the head. `fill` (an import) writes the conversation's messages first: until the head
+   * is written, nothing of it is visible to any RPC (`load` waits for it), so a refused or failed
+   * fill, a failed head write after it, or a delete that cut it short, leaves nothing.
+   */
+  create(
     ref: ConversationRef,
     init: HeadInit,
     fill?: (head: ConversationHead) => Promise<void>,
   ): Promise<ConversationView> {
-    const { store } = this.scope;
+    const made = this.createOnce(ref, init, fill);
+    const creating = { ref, filling: !!fill, done: made.catch(() => {}) };
+    this.creating = creating;
+    void creating.done.then(() => {
+      if (this.creating === creating) this.creating = null;
+    });
+    return made;
+  }
+
+  private async createOnce(
+    ref: ConversationRef,
+    init: HeadInit,
+    fill?: (head: ConversationHead) => Promise<void>,
+  ): Promise<ConversationView> {
+    const { deletion, store } = this.scope;
     if (store.getHead() || (await readHead(this.scope.env.BUCKET, ref.tenantId, ref.conversationId)))
       throw new Error(`conversation ${ref.conversationId} already exists`);
     const now = new Date().toISOString();
@@ -169,11 +201,13 @@ export class ConversationRecord {
     if (fill) {
       try {
         await fill(head);
-        await writeHead(this.scope.env.BUCKET, head);
+        // Guarded as the batches are: a delete that began meanwhile awaits it before it purges.
+        await deletion.guard(() => writeHead(this.scope.env.BUCKET, head));
       } catch (err) {
         // No head is known to be written, so nothing is visible: what the fill wrote must not linger
-        // (nor a head whose answer was lost: the conversation prefix goes whole).
-        store.clearMessages();
+        // (nor a head whose answer was lost: the conversation prefix goes whole). A delete that cut
+        // it short empties the storage itself (deleteAll), which is not to be touched meanwhile.
+        if (!(err instanceof ConversationGone)) store.clearMessages();
         await deleteR2Prefix(this.scope.env.BUCKET, conversationPrefix(ref.tenantId, ref.conversationId)).catch(
           (cleanup) => console.error("import cleanup failed", cleanup),
         );
@@ -323,6 +357,9 @@ export async function writeImportedBatch(
   const key = await scope.deletion.guard(() => writeBatch(scope.env.BUCKET, head, stored));
   scope.ctx.storage.transactionSync(() => scope.store.insertMessages(stored, key, replayChars));
 }
+
+const sameConversation = (a: ConversationRef, b: ConversationRef): boolean =>
+  a.tenantId === b.tenantId && a.conversationId === b.conversationId;
 
 /** A stored message's fields in the one order every writer uses, so records compare byte for byte. */
 export function storedMessage(m: NewMessage, at: { id: string; seq: number; createdAt: string }): StoredMessage {

@@ -2,6 +2,7 @@
 // a model call. The batches go to R2 and the index before the head, so the conversation appears
 // whole or not at all; then the cortex indexes it and folding starts in the background, one fold
 // per threshold of growth as if it had grown turn by turn (fold-coordinator.ts keeps dispatching).
+// A DELETE that finds it listed while the batches are written cuts the commit short (`missing`).
 import { sortableId } from "../../core/ids";
 import { SupersededRanges } from "../../core/transcript/superseded";
 import type { ConversationView } from "../../services/record/conversation-head";
@@ -9,17 +10,21 @@ import type { ConversationRef } from "../../services/record/conversation-head";
 import { readStagedChunk, type StagedImport } from "../../services/transfer/import-staging";
 import type { FoldCoordinator } from "./fold-coordinator";
 import type { IndexOutbox } from "./index-outbox";
+import { missingIfGone } from "./conversation-delete";
 import type { ObjectScope } from "./object-scope";
 import { storedMessage, writeImportedBatch, type ConversationRecord, type HeadInit } from "./record";
+
+/** The new conversation, or `missing`: deleted while it was committed, and nothing of it is left. */
+export type ImportCommit = { kind: "created"; view: ConversationView } | { kind: "missing" };
 
 export async function commitImport(
   parts: { scope: ObjectScope; record: ConversationRecord; outbox: IndexOutbox; fold: FoldCoordinator },
   request: { ref: ConversationRef; init: HeadInit; staged: StagedImport },
-): Promise<ConversationView> {
+): Promise<ImportCommit> {
   const { ref, init, staged } = request;
   const { scope, record, outbox, fold } = parts;
   const importedAt = new Date().toISOString();
-  const view = await record.create(ref, init, async (head) => {
+  const creating = record.create(ref, init, async (head) => {
     let seq = 1;
     const superseded = new SupersededRanges();
     for (let n = 0; n < staged.chunks; n++) {
@@ -43,9 +48,12 @@ export async function commitImport(
     if (ranges.length) head.superseded = ranges;
     for (const r of ranges) scope.store.zeroChars(r.fromSeq, r.toSeq);
   });
+  // Cut short by a delete (its writes refused): the purge removes what landed, listing row included.
+  const made = await missingIfGone(creating.then((view) => ({ kind: "created", view }) as const));
+  if (made.kind === "missing") return made;
   scope.store.touchActivity(importedAt);
   outbox.remind();
   scope.ctx.waitUntil(outbox.pending());
   scope.ctx.waitUntil(fold.maybeDispatch());
-  return view;
+  return made;
 }

@@ -23,7 +23,7 @@ import {
   stageTranscript,
   type ImportFormat,
 } from "../../../services/transfer/import-staging";
-import { ApiError, badRequest } from "../errors";
+import { ApiError, badRequest, notFound } from "../errors";
 import { parseMediaType, refuseNonUtf8Charset } from "../media-type";
 import { doc } from "../openapi/registry";
 import { conversationSchema, errorSchema } from "../openapi/schemas";
@@ -160,6 +160,8 @@ importNewConversationRoutes.post(
         : await createConversation(c.env, request);
       if (created.kind === "invalid") throw badRequest(created.message);
       if (created.kind === "created") return c.json(created.view, 201);
+      // Deleted while its object committed it (listed, a DELETE found it): as one that never existed.
+      if (created.kind === "deleted" && !createKey) throw notFound("conversation");
       return keyedAnswer(c, created);
     } finally {
       // Committed or not, the staging copy has served its purpose.

@@ -2,6 +2,8 @@
 // a turn that compacts and a file uploaded while it is written add neither their compaction card
 // nor their attachment to it, in any format. The export is held after it read the head, at its
 // fold history, while the turn runs and the upload lands.
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { exportText } from "../../services/transfer/export-format";
 import { exportSourceFor } from "../../workers/chat/export-source";
@@ -94,4 +96,43 @@ describe("an export while a turn compacts and a file is uploaded", () => {
       expect(now.attachments).toEqual([att, late]);
     },
   );
+});
+
+describe("an export while a turn on a retired model starts", () => {
+  // Such a turn moves the conversation to the retired model's replacement and logs its
+  // model_changed card before it saves its prompt: the card's afterSeq is then the export's lastSeq.
+  it("carries no model_changed card of that turn, as it carries none of its messages", async () => {
+    const { key, tenantId } = await newTenantWithId();
+    const id = await createConversation({}, key);
+    await sendSseEvents(id, "first", key);
+    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+    // Put it on a retired model, as retired-model-move-cleanup.test.ts does.
+    await runInDurableObject(stub, async (_i, state) => {
+      const head = JSON.parse(
+        state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'head'").one().value,
+      );
+      head.settings = { ...head.settings, model: "claude-sonnet-4-5" };
+      state.storage.sql.exec("UPDATE kv SET value = ? WHERE key = 'head'", JSON.stringify(head));
+    });
+    await evictDurableObject(stub);
+    let changed = 0;
+    const held = envRunningBefore(/from "memory_episodes"/i, async () => {
+      const events = await sendSseEvents(id, "after the moment", key);
+      changed = events.filter((e) => e.type === "model_changed").length;
+    });
+    const source = await exportSourceFor(held, { tenantId, conversationId: id });
+    if (!source) throw new Error("no export source");
+    let text = "";
+    for await (const piece of exportText(source, "json")) text += piece;
+    const parts = partsOf(text, "json");
+    expect(changed).toBe(1);
+    expect(parts.lastSeq).toBe(2);
+    expect(parts.cards).toEqual([]);
+    // The card is the conversation's all the same: an export begun now has it.
+    const later = await exportSourceFor(env, { tenantId, conversationId: id });
+    if (!later) throw new Error("no export source");
+    let again = "";
+    for await (const piece of exportText(later, "json")) again += piece;
+    expect(partsOf(again, "json").cards.map((c) => c.type)).toEqual(["model_changed"]);
+  });
 });

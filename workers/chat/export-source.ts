@@ -54,7 +54,7 @@ export async function exportSourceFor(
   return {
     conversation: view as unknown as ExportSource["conversation"],
     episodes,
-    cards: cardsOf(stub, { ref, lastSeq: view.lastSeq }),
+    cards: cardsOf(stub, { ref, lastSeq: view.lastSeq, readAt }),
     attachments: attachmentsOf(env, { tenantId, conversationId, base, readAt, stub }),
     messages: messagesOf(env, {
       tenantId,
@@ -84,17 +84,22 @@ async function stillThere(
 /**
  * The cards made through the head's lastSeq: a card records the last seq when it was made, so a
  * compaction of a turn that runs while the export is written sits after the moment and stays out.
+ * A card at that very seq may still be later than the moment: a turn on a retired model logs its
+ * model change before it saves its prompt. So one at lastSeq is kept only when it was made by the
+ * moment the head was read (`readAt`, the rule the attachments follow).
  */
 async function* cardsOf(
   stub: DurableObjectStub<ConversationDO>,
-  of: { ref: { tenantId: string; conversationId: string }; lastSeq: number },
+  of: { ref: { tenantId: string; conversationId: string }; lastSeq: number; readAt: string },
 ): AsyncGenerator<unknown> {
-  const { ref, lastSeq } = of;
+  const { ref, lastSeq, readAt } = of;
+  const inMoment = (c: { afterSeq: number; at: string }) =>
+    c.afterSeq < lastSeq || (c.afterSeq === lastSeq && c.at <= readAt);
   for (let after = 0; ; ) {
     const page = (await stub.timeline(ref, after, PAGE)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
     // Answered as missing: a delete began (getMeta found it when the export started).
     if (!page) throw deletedMeanwhile(ref.conversationId, "its compaction cards");
-    yield* page.cards.filter((c) => c.afterSeq <= lastSeq);
+    yield* page.cards.filter(inMoment);
     if (page.next === null) return;
     after = page.next;
   }

@@ -8,7 +8,7 @@ import { ApiError, api, MAX_UPLOAD_BYTES, plainError, readable, uploadProjectFil
 import { bytes, h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
 import { clearInvalid, confirmGroup, field, firstEmpty, inFormWords, oneAtATime, pagedList, when } from "./fields.js";
-import { ADVANCED } from "./settings.js";
+import { ADVANCED, models } from "./settings.js";
 
 const PAGE = 50;
 /** MAX_UPLOAD_BYTES as people read it. */
@@ -257,7 +257,8 @@ export async function projectView(root, id, signal) {
   /** @type {any[]} */
   let all;
   try {
-    [p, all] = await Promise.all([api("GET", at(id)), models()]);
+    // Without the models (a failed read, asked again on the next page) the form offers what it can.
+    [p, all] = await Promise.all([api("GET", at(id)), models().catch(() => [])]);
   } catch (err) {
     if (!signal?.aborted)
       replace(
@@ -329,21 +330,6 @@ export async function projectView(root, id, signal) {
   );
   if (p.filesNext) await moreFiles(id, { files, cursor: p.filesNext, signal });
 }
-
-/** @type {Promise<any[]> | null} */
-let catalog = null;
-/**
- * The models a project may name now (not retired), read once for the page's life; a failed read is
- * forgotten (the next project's page asks again) and the form offers what it can without them.
- */
-const models = () =>
-  (catalog ??= api("GET", "/v1/models").then(
-    (r) => r.data.filter((/** @type {any} */ m) => m.status !== "retired"),
-    () => {
-      catalog = null;
-      return [];
-    },
-  ));
 
 /** What every select offers first: the setting left out of the project, so the account's applies. */
 const ACCOUNTS = "";

@@ -10,10 +10,10 @@ import { errorLine } from "../render.js";
 /** @type {Promise<any[]> | null} */
 let catalog = null;
 /**
- * The models a conversation may use now (not retired), cached for the page's life once they
- * loaded: a failed request is forgotten, so the next use asks again.
+ * The models a conversation or a project may use now (not retired), cached for the page's life
+ * once they loaded: a failed request is forgotten, so the next use asks again.
  */
-const models = () =>
+export const models = () =>
   (catalog ??= api("GET", "/v1/models").then(
     (r) => r.data.filter((/** @type {any} */ m) => m.status !== "retired"),
     (err) => {

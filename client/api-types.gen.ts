@@ -912,6 +912,7 @@ export interface Routes {
     response: {
       data: Array<Schemas["Model"]>;
       next: string | number | null;
+      defaultModel: string;
       [key: string]: unknown;
     };
   };
@@ -1447,7 +1448,12 @@ export interface Schemas {
     id: string;
     aliases: Array<string>;
     name: string;
+    line: "haiku" | "sonnet" | "opus" | "fable" | "mythos" | null;
+    default: boolean;
     status: "active" | "legacy" | "deprecated" | "retired";
+    deprecatedOn?: string | null;
+    retiresOn?: string | null;
+    retiredOn?: string;
     replacement: string | null;
     contextWindowTokens: number | null;
     maxOutputTokens: number | null;
@@ -1457,6 +1463,19 @@ export interface Schemas {
       display: "summarized" | "omitted";
       betweenToolCallsInThinking: boolean;
     };
+    effort?: {
+      levels: Array<"low" | "medium" | "high" | "xhigh" | "max">;
+      default: "low" | "medium" | "high" | "xhigh" | "max";
+    } | null;
+    prefill?: boolean;
+    samplingParameters?: boolean;
+    forcedToolChoice?: boolean;
+    tokenizerRatio?: number;
+    minCacheTokens?: number;
+    maxImagesPerRequest?: number;
+    serverTools?: boolean;
+    serverToolNames?: Array<"web_search" | "web_fetch">;
+    catalog?: false;
     prices: {
       currency: "USD";
       per: "million tokens";
@@ -1768,6 +1787,10 @@ export interface Schemas {
       status?: number;
       providerType?: string;
       requestId?: string;
+      overflow?: {
+        promptTokens: number;
+        maxTokens: number;
+      };
       [key: string]: unknown;
     };
     [key: string]: unknown;
@@ -1951,6 +1974,10 @@ export interface Schemas {
       status?: number;
       providerType?: string;
       requestId?: string;
+      overflow?: {
+        promptTokens: number;
+        maxTokens: number;
+      };
       [key: string]: unknown;
     };
     [key: string]: unknown;

@@ -60,7 +60,22 @@ export type TurnEvent =
          */
         d1Bookmark?: string;
       }
-    | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number; requestId?: string } }
+    /**
+     * A model failure (agent/model-errors.ts) also names the provider's error type and request id,
+     * and an overflow the provider's count and real maximum: support and clients sizing a retry need them.
+     */
+    | {
+        type: "error";
+        turnId?: string;
+        error: {
+          type: string;
+          message: string;
+          status?: number;
+          providerType?: string;
+          requestId?: string;
+          overflow?: { promptTokens: number; maxTokens: number };
+        };
+      }
     /** The model declined to answer: nothing of the refused turn is replayed to it again; `fallbackModel` answers instead when the settings name one. */
     | {
         type: "refusal";

@@ -3,6 +3,7 @@
 // the JSON bodies of a turn's error answers, and a client frame's defaulted fields as optional. The
 // client's types (client/api-types.gen.ts) name the fields the routes send beyond those.
 import { readFileSync } from "node:fs";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 interface Schema {
@@ -42,7 +43,25 @@ describe("the document's resources declare the fields their routes answer", () =
       optional: ["rotations"],
     },
     Conversation: { required: ["id", "title", "settings", "messageCount", "lastSeq"], optional: ["superseded"] },
-    Model: { required: ["id", "status", "prices"], optional: ["thinking"] },
+    Model: {
+      required: ["id", "aliases", "name", "line", "default", "status", "replacement", "prices", "sources"],
+      optional: [
+        "thinking",
+        "deprecatedOn",
+        "retiresOn",
+        "retiredOn",
+        "effort",
+        "prefill",
+        "samplingParameters",
+        "forcedToolChoice",
+        "tokenizerRatio",
+        "minCacheTokens",
+        "maxImagesPerRequest",
+        "serverTools",
+        "serverToolNames",
+        "catalog",
+      ],
+    },
     Tool: {
       required: ["id", "kind", "name", "description", "inputSchema", "projectId", "createdAt", "updatedAt"],
       optional: ["endpoint", "headers", "timeoutMs", "maxResponseBytes", "idempotent", "retries"],
@@ -68,12 +87,24 @@ const SENT: { where: string; schema: () => Schema | undefined; fields: string[] 
   {
     where: "TurnErrorResult.error",
     schema: () => schemas.TurnErrorResult.properties?.error,
-    fields: ["type", "message", "status", "providerType", "requestId"],
+    fields: ["type", "message", "status", "providerType", "requestId", "overflow"],
   },
   {
     where: "TurnEvent error.error",
-    schema: () => schemas.TurnEvent.oneOf?.find((e) => e.properties?.type?.const === "error")?.properties?.error,
-    fields: ["type", "message", "status", "providerType", "requestId"],
+    schema: () => errorEventError(),
+    fields: ["type", "message", "status", "providerType", "requestId", "overflow"],
+  },
+  ...["TurnErrorResult.error", "TurnEvent error.error"].map((where) => ({
+    where: `${where}.overflow`,
+    schema: () =>
+      (where.startsWith("TurnEvent") ? errorEventError() : schemas.TurnErrorResult.properties?.error)?.properties
+        ?.overflow,
+    fields: ["promptTokens", "maxTokens"],
+  })),
+  {
+    where: "GET /v1/models 200",
+    schema: () => answer("/v1/models", "get", "200"),
+    fields: ["data", "next", "defaultModel"],
   },
   ...["total", "conversations", "models"].map((row) => ({
     where: `Usage.${row}`,
@@ -103,6 +134,9 @@ const SENT: { where: string; schema: () => Schema | undefined; fields: string[] 
   },
   { where: "GET /v1/search 200", schema: () => answer("/v1/search", "get", "200"), fields: ["query", "data"] },
 ];
+function errorEventError(): Schema | undefined {
+  return schemas.TurnEvent.oneOf?.find((e) => e.properties?.type?.const === "error")?.properties?.error;
+}
 function answer(path: string, method: string, status: string): Schema | undefined {
   return document.paths[path]?.[method]?.responses[status]?.content?.["application/json"]?.schema;
 }
@@ -116,6 +150,13 @@ describe("the document declares the fields the routes send beyond the resources"
   it("TurnErrorResult.error: the provider's type and request id are optional (a model failure's only)", () => {
     const error = schemas.TurnErrorResult.properties?.error;
     expect(error?.required).toEqual(["type", "message"]);
+  });
+
+  it("POST /v1/conversations/import 404: a key's deleted conversation, and one deleted while the import commits", () => {
+    const notFound = (document.paths["/v1/conversations/import"].post.responses["404"] as { description?: string })
+      .description;
+    expect(notFound).toMatch(/Idempotency-Key/);
+    expect(notFound).toMatch(/deleted while the import (was )?committed/);
   });
 
   it("an attachment's download: served with its stored type, so any media type", () => {
@@ -155,9 +196,19 @@ const membersOf = (block: string[]) => {
 describe("the client's types (client/api-types.gen.ts) name them", () => {
   const types = readFileSync(new URL("../../client/api-types.gen.ts", import.meta.url), "utf8");
   const named: { markers: string[]; fields: string[] }[] = [
-    { markers: ["  TurnErrorResult: {", "    error: {"], fields: ["providerType", "requestId", "status"] },
-    { markers: ["  TurnEvent: {", '    type: "error";', "    error: {"], fields: ["providerType", "requestId"] },
-    { markers: ["  Model: {"], fields: ["thinking", "prices"] },
+    {
+      markers: ["  TurnErrorResult: {", "    error: {"],
+      fields: ["providerType", "requestId", "status", "overflow"],
+    },
+    {
+      markers: ["  TurnEvent: {", '    type: "error";', "    error: {"],
+      fields: ["providerType", "requestId", "overflow"],
+    },
+    {
+      markers: ["  Model: {"],
+      fields: ["thinking", "prices", "line", "default", "effort", "prefill", "serverToolNames", "catalog"],
+    },
+    { markers: ['"GET /v1/models": {', "response: {"], fields: ["data", "next", "defaultModel"] },
     { markers: ["  Channel: {"], fields: ["rotationSeconds", "lastActivityAt", "createdAt", "rotations"] },
     { markers: ["  Conversation: {"], fields: ["superseded"] },
     ...["total: {", "conversations: Array<{", "models: Array<{"].map((row) => ({
@@ -212,5 +263,35 @@ describe("client frames are described as the server takes them in", () => {
     const tool = send?.properties?.tools?.items;
     expect(tool?.properties && Object.keys(tool.properties)).toContain("description");
     expect(tool?.required).toEqual(["name", "input_schema"]);
+  });
+});
+
+describe("core/events.ts declares what the document says the events carry", () => {
+  /** The members of the `error` event's `error` object in core/events.ts's TurnEvent, read from its syntax. */
+  function errorEventMembers(): string[] {
+    const path = new URL("../../core/events.ts", import.meta.url);
+    const file = ts.createSourceFile("events.ts", readFileSync(path, "utf8"), ts.ScriptTarget.Latest, true);
+    const found: string[] = [];
+    const visit = (node: ts.Node) => {
+      if (ts.isTypeLiteralNode(node)) {
+        const member = (name: string) =>
+          node.members.find((m) => ts.isPropertySignature(m) && m.name.getText(file) === name) as
+            | ts.PropertySignature
+            | undefined;
+        const tag = member("type")?.type;
+        const error = member("error")?.type;
+        if (tag?.getText(file) === '"error"' && error && ts.isTypeLiteralNode(error))
+          found.push(...error.members.map((m) => m.name?.getText(file) ?? ""));
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(file);
+    return found;
+  }
+
+  it("the error event's `error`: every field the document's TurnEvent error declares", () => {
+    const declared = Object.keys(errorEventError()?.properties ?? {});
+    expect(declared.length).toBeGreaterThan(0);
+    expect(errorEventMembers()).toEqual(expect.arrayContaining(declared));
   });
 });

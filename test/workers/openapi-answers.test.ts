@@ -130,24 +130,61 @@ describe("real answers against the document", () => {
     expect(names.some((name) => problems(name, r.json).length === 0)).toBe(true);
   });
 
-  it("the model catalog: each entry's thinking and prices", async () => {
+  it("the model catalog: the list, each entry and its nested facts, and a model only the Models API knows", async () => {
     const list = await api("GET", "/v1/models");
     expect(list.status, list.text).toBe(200);
-    const model = objectOf(answerOf("/v1/models", "get").properties?.data?.items ?? {});
+    const page = answerOf("/v1/models", "get");
+    // Every field the list sends (its defaultModel included) is declared, with its type.
+    expect(problemsOf(page, list.json, "GET /v1/models")).toEqual([]);
+    const model = objectOf(page.properties?.data?.items ?? {});
     const entries = list.json.data as Record<string, unknown>[];
     expect(entries.some((m) => m.status === "retired" && m.prices === null)).toBe(true);
-    const held = ["thinking", "prices"];
     for (const entry of entries) {
-      // The catalog's other facts (effort, prefill, sampling rules, …) stay open (looseObject): the
-      // required fields, their types and the two named here are held.
-      const found = problemsOf(model, entry, `Model ${entry.id}`).filter(
-        (p) => !p.endsWith(": not declared") || held.some((f) => p.includes(`.${f}:`)),
-      );
-      expect(found).toEqual([]);
-      if (entry.thinking) expect(problemsOf(fieldOf(model, "thinking"), entry.thinking, "thinking")).toEqual([]);
-      if (entry.prices) expect(problemsOf(fieldOf(model, "prices"), entry.prices, "prices")).toEqual([]);
+      expect(problemsOf(model, entry, `Model ${entry.id}`)).toEqual([]);
+      for (const field of ["thinking", "prices", "effort"])
+        if (entry[field]) expect(problemsOf(fieldOf(model, field), entry[field], field)).toEqual([]);
     }
-    expect(entries.filter((m) => m.thinking && m.prices).length).toBeGreaterThan(0);
+    expect(entries.filter((m) => m.thinking && m.prices && m.effort).length).toBeGreaterThan(0);
+    const one = await api("GET", "/v1/models/offline-20k");
+    expect(one.status, one.text).toBe(200);
+    expect(one.json).toMatchObject({ catalog: false });
+    expect(problemsOf(answerOf("/v1/models/{id}", "get"), one.json, "GET /v1/models/offline-20k")).toEqual([]);
+  });
+
+  it("a context overflow: the JSON answer's error and the SSE error event, with `overflow` and `providerType`", async () => {
+    // `@model-error overflow` stays in the prompt, so the forced compaction's one retry overflows too.
+    const conv = await createConversation();
+    const content = "too long for the window\n@model-error overflow";
+    const r = await api("POST", `/v1/conversations/${conv}/messages`, { content });
+    expect(r.status, r.text).toBe(502);
+    const error = r.json.error as Record<string, unknown>;
+    expect(error).toMatchObject({
+      type: "context_overflow",
+      providerType: "invalid_request_error",
+      overflow: { promptTokens: expect.any(Number), maxTokens: expect.any(Number) },
+    });
+    const failed = answerOf("/v1/conversations/{id}/messages", "post", "502");
+    expect(problemsOf(failed, r.json, "TurnErrorResult")).toEqual([]);
+    expect(problemsOf(fieldOf(failed, "error"), error, "TurnErrorResult.error")).toEqual([]);
+    const overflow = fieldOf(fieldOf(failed, "error"), "overflow");
+    expect(problemsOf(overflow, error.overflow, "TurnErrorResult.error.overflow")).toEqual([]);
+
+    const events = await sendSseEvents(conv, content);
+    const sent = events.find((e) => e.type === "error");
+    expect(sent?.data).toMatchObject({
+      error: {
+        type: "context_overflow",
+        providerType: "invalid_request_error",
+        overflow: { promptTokens: expect.any(Number), maxTokens: expect.any(Number) },
+      },
+    });
+    const arm = schemas.TurnEvent.oneOf?.find((s) => s.properties?.type?.const === "error") ?? {};
+    const data = (sent?.data ?? {}) as { error?: Record<string, unknown> };
+    expect(problemsOf(arm, data, "error")).toEqual([]);
+    expect(problemsOf(fieldOf(arm, "error"), data.error, "error.error")).toEqual([]);
+    expect(
+      problemsOf(fieldOf(fieldOf(arm, "error"), "overflow"), data.error?.overflow, "error.error.overflow"),
+    ).toEqual([]);
   });
 
   it("usage: the total, each conversation's row and each model's, with their counters", async () => {

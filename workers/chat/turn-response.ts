@@ -128,9 +128,10 @@ export interface TurnSummary {
   turnId: string | null;
   /**
    * Why the turn ended in an error. A model failure (agent/model-errors.ts) also names the
-   * provider's error type and request id: support asks for them, so the answer keeps them.
+   * provider's error type and request id: support asks for them, so the answer keeps them; an
+   * overflow also its figures (`overflow`).
    */
-  error: { type: string; message: string; status?: number; providerType?: string; requestId?: string } | null;
+  error: Extract<TurnEvent, { type: "error" }>["error"] | null;
   timing: { serverMs: number; modelMs: number; queuedMs: number } | null;
   /** The client tool calls a paused turn waits on. */
   requiresAction: Omit<Extract<TurnEvent, { type: "requires_action" }>, "type"> | null;
@@ -231,12 +232,13 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
   const err = errorBody(status, turn.error.message, turn.error.type);
   // The provider's own facts, when the failure came from it: what the SSE `error` event and the
   // idempotency ledger carry too, so a fresh answer and a replayed one say the same.
-  const { status: upstream, providerType, requestId } = turn.error;
+  const { status: upstream, providerType, requestId, overflow } = turn.error;
   const error = {
     ...err.error,
     ...(upstream ? { status: upstream } : {}),
     ...(providerType ? { providerType } : {}),
     ...(requestId ? { requestId } : {}),
+    ...(overflow ? { overflow: { promptTokens: overflow.promptTokens, maxTokens: overflow.maxTokens } } : {}),
   };
   return new Response(JSON.stringify({ ...body, error }), { status, headers });
 }

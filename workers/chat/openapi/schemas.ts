@@ -3,6 +3,7 @@
 // in API.md and docs/api-notes.md.
 import { z } from "zod";
 import { OBJECT_SCHEMA_DOC } from "../../../core/client-tools";
+import { EFFORT_LEVELS, SERVER_TOOL_NAMES } from "../../../core/models/catalog";
 
 export const errorSchema = z
   .strictObject({
@@ -53,6 +54,18 @@ const event = <T extends z.ZodRawShape>(type: string, shape: T) =>
 const timing = z.strictObject({ serverMs: z.number(), modelMs: z.number(), queuedMs: z.number() });
 
 const pendingCall = z.strictObject({ id: z.string(), name: z.string(), input: z.unknown() });
+/** agent/model-errors.ts ModelFailure.overflow: sent in the SSE `error` event and the JSON answer alike. */
+const overflowFigures = z
+  .strictObject({
+    promptTokens: z.number().int().meta({ description: "The prompt's tokens, as the provider counted them" }),
+    maxTokens: z.number().int().meta({ description: "The model's real maximum, as the provider stated it" }),
+  })
+  .optional()
+  .meta({
+    description:
+      'A context_overflow whose provider named its figures ("N tokens > M maximum"): what it counted and its real maximum',
+  });
+
 /** The client tool calls a paused turn waits on: a turn's `requires_action`, a conversation's `requiresAction`. */
 const pendingCalls = z.strictObject({ turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() });
 
@@ -158,6 +171,7 @@ export const turnEventSchema = z
           .optional()
           .meta({ description: "A model failure: the provider's error type, when it said" }),
         requestId: z.string().optional(),
+        overflow: overflowFigures,
       }),
     }),
     event("refusal", {
@@ -302,6 +316,7 @@ export const turnErrorResultSchema = turnResultSchema
         .string()
         .optional()
         .meta({ description: "A model failure: the provider's request id (support asks for it), when it answered" }),
+      overflow: overflowFigures,
     }),
   })
   .meta({
@@ -534,12 +549,30 @@ export const conversationListItemSchema = resource(
 export const modelSchema = z
   .looseObject({
     id: z.string(),
-    aliases: z.array(z.string()),
+    aliases: z.array(z.string()).meta({ description: "Other ids that name the same model (dated snapshots)" }),
     name: z.string(),
+    line: z
+      .enum(["haiku", "sonnet", "opus", "fable", "mythos"])
+      .nullable()
+      .meta({ description: "The model's family; null on a retired model, or when the Models API names none" }),
+    default: z.boolean().meta({ description: "The model new conversations get (the list's `defaultModel`)" }),
     status: z.enum(["active", "legacy", "deprecated", "retired"]),
-    replacement: z.string().nullable(),
-    contextWindowTokens: z.number().int().nullable(),
-    maxOutputTokens: z.number().int().nullable(),
+    deprecatedOn: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({ description: "The day (YYYY-MM-DD) it was deprecated, or null; absent on a retired model" }),
+    retiresOn: z.string().nullable().optional().meta({
+      description:
+        "The scheduled retirement (YYYY-MM-DD), or null; from that day on the model is shown retired. Absent on a retired model",
+    }),
+    retiredOn: z.string().optional().meta({ description: "A retired model: the day (YYYY-MM-DD) it retired" }),
+    replacement: z
+      .string()
+      .nullable()
+      .meta({ description: "The model Anthropic recommends instead (legacy, deprecated and retired models), or null" }),
+    contextWindowTokens: z.number().int().nullable().meta({ description: "null on a retired model" }),
+    maxOutputTokens: z.number().int().nullable().meta({ description: "null on a retired model" }),
     thinking: z
       .strictObject({
         modes: z.array(z.enum(["adaptive", "enabled", "disabled", "between_tools"])).meta({
@@ -555,6 +588,52 @@ export const modelSchema = z
       })
       .optional()
       .meta({ description: "How the model thinks; absent on a retired model" }),
+    effort: z
+      .strictObject({
+        levels: z.array(z.enum(EFFORT_LEVELS)).meta({ description: "The `effort` values the model accepts" }),
+        default: z.enum(EFFORT_LEVELS).meta({ description: "The effort of a request that sets none" }),
+      })
+      .nullable()
+      .optional()
+      .meta({ description: "null: the model takes no effort setting; absent on a retired model" }),
+    prefill: z
+      .boolean()
+      .optional()
+      .meta({ description: "A final assistant message (prefill) is accepted; absent on a retired model" }),
+    samplingParameters: z.boolean().optional().meta({
+      description:
+        "`temperature` / `top_p` / `top_k` are accepted (never under the API version the SDK sends); absent on a retired model",
+    }),
+    forcedToolChoice: z
+      .boolean()
+      .optional()
+      .meta({ description: "A `tool_choice` of type `any` or `tool` is accepted; absent on a retired model" }),
+    tokenizerRatio: z.number().optional().meta({
+      description:
+        "Tokens this model makes of a text, against the Claude 4 tokenizer's count; absent on a retired model",
+    }),
+    minCacheTokens: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "Prompts shorter than this are not cached; absent on a retired model" }),
+    maxImagesPerRequest: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "Images one request may carry; absent on a retired model" }),
+    serverTools: z
+      .boolean()
+      .optional()
+      .meta({ description: "The model offers server tools (any of `serverToolNames`); absent on a retired model" }),
+    serverToolNames: z
+      .array(z.enum(SERVER_TOOL_NAMES))
+      .optional()
+      .meta({ description: "The server tools the model offers; absent on a retired model" }),
+    catalog: z.literal(false).optional().meta({
+      description:
+        "GET /v1/models/{id} of a model the catalog does not list but Anthropic's Models API knows: shown with the conservative limits a conversation would run it with",
+    }),
     prices: z
       .strictObject({
         currency: z.literal("USD"),
@@ -572,10 +651,18 @@ export const modelSchema = z
       .meta({
         description: "USD per million tokens; null when the catalog has none for it (retired models among them)",
       }),
-    sources: z.array(z.string()),
+    sources: z.array(z.string()).meta({ description: "The pages each fact comes from" }),
   })
   .meta({
     id: "Model",
     description:
       "A Claude model as the catalog knows it: lifecycle, limits, thinking, effort, request rules and prices (USD per million tokens), each fact from its sources.",
   });
+
+/** GET /v1/models: the catalog in one page, and the model a conversation gets when its settings name none. */
+export const modelListSchema = listOf(modelSchema).extend({
+  defaultModel: z.string().meta({
+    description:
+      "The model new conversations get: DEFAULT_MODEL when it resolves (its replacement once retired), else the catalog's default",
+  }),
+});

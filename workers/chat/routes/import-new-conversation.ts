@@ -96,7 +96,11 @@ importNewConversationRoutes.post(
         description: "The new conversation (or, for a key already used, the conversation it created)",
         schema: conversationSchema,
       },
-      404: { description: "The conversation this Idempotency-Key created was deleted", schema: errorSchema },
+      404: {
+        description:
+          "The conversation was deleted while the import was committed (a DELETE found it listed), or the conversation this Idempotency-Key created was deleted",
+        schema: errorSchema,
+      },
       409: {
         description: "The import holding this Idempotency-Key has not finished (idempotency_in_progress)",
         schema: errorSchema,

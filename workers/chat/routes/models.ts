@@ -11,7 +11,7 @@ import { query } from "../validate";
 import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { doc } from "../openapi/registry";
-import { listOf, modelSchema } from "../openapi/schemas";
+import { modelListSchema, modelSchema } from "../openapi/schemas";
 import { modelIdSchema } from "../../../core/settings";
 
 export const modelRoutes = new Hono<AppEnv>();
@@ -87,7 +87,7 @@ modelRoutes.get(
   "/",
   doc({
     summary: "The model catalog: every model a conversation may name, and the retired ones with their replacements",
-    responses: { 200: { description: "The catalog, newest first", schema: listOf(modelSchema) } },
+    responses: { 200: { description: "The catalog, newest first", schema: modelListSchema } },
   }),
   query(listQuery),
   async (c) => {

@@ -73,7 +73,7 @@ const BODY = {
 };
 
 const tagList = (tags: string[]) => tags.map((t) => `'${t}'`).join(", ");
-const tagError = (path: string, tag: unknown, tags: string[]) =>
+export const tagError = (path: string, tag: unknown, tags: string[]) =>
   invalid(
     `${path}: Input tag '${String(tag)}' found using 'type' does not match any of the expected tags: ${tagList(tags)}`,
   );
@@ -100,7 +100,7 @@ export function checkCacheControl(control: unknown, path: string): void {
   literal(control.ttl, { path: `${at}.ephemeral.ttl`, values: ["5m", "1h"] });
 }
 
-interface Typed {
+export interface Typed {
   kind: "string" | "boolean" | "list" | "string-or-list" | "citations";
   nullable?: boolean;
 }
@@ -136,7 +136,7 @@ const MAX_CHARS: Record<string, Record<string, number>> = {
   server_tool_use: { name: 200 },
 };
 
-function checkValue(value: unknown, { typed, path }: { typed: Typed; path: string }): void {
+export function checkValue(value: unknown, { typed, path }: { typed: Typed; path: string }): void {
   if (value === undefined || (typed.nullable && value === null)) return;
   if (typed.kind === "string" && typeof value !== "string") throw invalid(`${path}: Input should be a valid string`);
   if (typed.kind === "boolean" && typeof value !== "boolean") throw invalid(`${path}: Input should be a valid boolean`);
@@ -200,7 +200,7 @@ export function checkContentSourceBlock(block: WireBlock, path: string): void {
  * Body fields of beta features, taken only with one of their `anthropic-beta` values (either
  * endpoint); without one they are extra inputs like any unknown field. The stand-in simulates
  * neither feature: the field is accepted and ignored (no MCP server is called, no context is
- * edited); mcp_servers is not checked, context_management's edits are (configFields). Sources:
+ * edited) once its shape is checked (beta-config.ts). Sources:
  * https://platform.claude.com/docs/en/agents-and-tools/mcp-connector ("This feature requires the
  * beta header: "anthropic-beta": "mcp-client-2025-04-04""; the later versions are those the pinned
  * SDK's AnthropicBeta lists) and
@@ -257,45 +257,11 @@ const THINKING: Record<string, Schema> = {
 };
 
 /**
- * The edits context_management may list, each with its fields (the pinned SDK's
- * BetaContextManagementConfig: `edits?: Array<BetaClearToolUses20250919Edit |
- * BetaClearThinking20251015Edit | BetaCompact20260112Edit>`, in
- * node_modules/@anthropic-ai/sdk/resources/beta/messages/messages.d.ts). What those fields hold
- * (trigger, keep, clear_at_least) is not checked: the stand-in edits nothing, so only the shape
- * the schema refuses outright is held here.
- */
-const CONTEXT_EDITS: Record<string, Schema> = {
-  clear_tool_uses_20250919: schema([], ["clear_at_least", "clear_tool_inputs", "exclude_tools", "keep", "trigger"]),
-  clear_thinking_20251015: schema([], ["keep"]),
-  compact_20260112: schema([], ["instructions", "pause_after_compaction", "trigger"]),
-};
-
-/**
- * context_management holds only `edits`, a list of edits of CONTEXT_EDITS' types with their own
- * fields. It reaches this check only with its beta header (bodyFields). An `edits: null` is let
- * through: the SDK does not type it nullable, but nothing says the API refuses it.
- */
-function checkContextManagement(value: unknown): void {
-  if (value === undefined || value === null) return;
-  if (!isObject(value))
-    throw invalid("context_management: Input should be a valid dictionary or object to extract fields from");
-  checkFields(value, { fields: schema([], ["edits"]), path: "context_management", ignore: [] });
-  if (value.edits === undefined || value.edits === null) return;
-  if (!Array.isArray(value.edits)) throw invalid("context_management.edits: Input should be a valid list");
-  for (const [k, edit] of value.edits.entries()) {
-    const at = `context_management.edits.${k}`;
-    if (!isObject(edit)) throw invalid(`${at}: Input should be a valid dictionary or object to extract fields from`);
-    if (!Object.hasOwn(CONTEXT_EDITS, String(edit.type))) throw tagError(at, edit.type, Object.keys(CONTEXT_EDITS));
-    checkFields(edit, { fields: CONTEXT_EDITS[String(edit.type)], path: `${at}.${String(edit.type)}` });
-  }
-}
-
-/**
- * Unknown fields on tool_choice, thinking, output_config, metadata and context_management (SDK
- * ToolChoice, ThinkingConfigParam, OutputConfig, Metadata, BetaContextManagementConfig), and
- * tool_choice's value types. Sources: https://platform.claude.com/docs/en/api/messages,
+ * Unknown fields on tool_choice, thinking, output_config and metadata (SDK ToolChoice,
+ * ThinkingConfigParam, OutputConfig, Metadata), and tool_choice's value types. Sources:
+ * https://platform.claude.com/docs/en/api/messages,
  * https://platform.claude.com/docs/en/models/sonnet-5-5/migration-guide (between_tools takes no
- * other field), https://platform.claude.com/docs/en/build-with-claude/context-editing.
+ * other field).
  */
 export const configFields: Rule = ({ body }) => {
   const tagged = (value: unknown, name: string, table: Record<string, Schema>) => {
@@ -319,5 +285,4 @@ export const configFields: Rule = ({ body }) => {
     checkFields(body.output_config, { fields: schema([], ["effort", "format"]), path: "output_config", ignore: [] });
   if (isObject(body.metadata))
     checkFields(body.metadata, { fields: schema([], ["user_id"]), path: "metadata", ignore: [] });
-  checkContextManagement(body.context_management);
 };

@@ -6,6 +6,7 @@
 import { checkBreakpoints } from "../cache";
 import type { Counter } from "../counting";
 import { citationsWithJsonOutputs, documentCitationsUniform, searchResultCitationsUniform } from "./citations";
+import { contextManagement, mcpServers } from "./beta-config";
 import type { RuleContext, Rule } from "./context";
 import { blockFields, bodyFields, configFields } from "./fields";
 import { imageCount, imageData } from "./images";
@@ -65,6 +66,8 @@ export const RULES: readonly Rule[] = [
   samplingRemoved,
   bodyFields,
   configFields,
+  contextManagement,
+  mcpServers,
   blockFields,
   blockSources,
   bodyValues,

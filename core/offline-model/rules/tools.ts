@@ -6,8 +6,8 @@
  */
 import { metaSchemaProblem } from "../../json-schema";
 import { invalid } from "../errors";
-import { checkCacheControl, checkFields } from "./fields";
-import { isObject, type Rule } from "./context";
+import { checkCacheControl, checkFields, checkValue } from "./fields";
+import { isObject, literal, type Rule } from "./context";
 
 /** The API's pattern for input_schema's top-level property names (its own copy: the stand-in checks the platform, not itself). */
 const PROPERTY_KEY = /^[a-zA-Z0-9_.-]{1,64}$/;
@@ -156,14 +156,52 @@ function checkToolsetConfigs(configs: unknown, { path, members }: { path: string
     if (!isObject(config)) throw invalid(`${path}.${member}: ${NOT_AN_OBJECT}`);
     const fields = { required: [], optional: ["defer_loading", "enabled"] };
     checkFields(config, { fields, path: `${path}.${member}`, ignore: [] });
+    // SDK ComputerScreenshotConfig, BrowserNavigateConfig, …: `boolean | null` each.
+    for (const key of ["defer_loading", "enabled"])
+      checkValue(config[key], { typed: { kind: "boolean", nullable: true }, path: `${path}.${member}.${key}` });
   }
 }
 
-/** One tool of TYPED_TOOLS: no field its type does not declare, its fixed name, a valid cache_control and configs. */
+/** Who may call an Anthropic-defined tool (the SDK's `allowed_callers` items, on every TYPED_TOOLS type that has the field). */
+const CALLERS = ["direct", "code_execution_20250825", "code_execution_20260120", "code_execution_20260521"];
+
+/**
+ * The values of a typed tool's optional fields, as the pinned SDK types them (generated from the
+ * API's schema): `allowed_callers?: Array<CALLERS>`, `defer_loading?: boolean`, `strict?: boolean`,
+ * `input_examples?: Array<{[key: string]: unknown}>` and text_editor_20250728's `max_characters?:
+ * number | null`, an integer of at least 1 (https://platform.claude.com/docs/en/api/messages:
+ * "minimum: 1"; the Python SDK types it `Optional[int]`). None is nullable but max_characters. Strict,
+ * as for the body's fields: a "false" is not a boolean, a "10000" not an integer.
+ */
+function checkTypedToolValues(tool: Record<string, unknown>, path: string): void {
+  if (tool.allowed_callers !== undefined) {
+    if (!Array.isArray(tool.allowed_callers)) throw invalid(`${path}.allowed_callers: Input should be a valid list`);
+    for (const [i, caller] of tool.allowed_callers.entries())
+      literal(caller, { path: `${path}.allowed_callers.${i}`, values: CALLERS });
+  }
+  for (const key of ["defer_loading", "strict"])
+    checkValue(tool[key], { typed: { kind: "boolean" }, path: `${path}.${key}` });
+  if (tool.input_examples !== undefined) {
+    if (!Array.isArray(tool.input_examples)) throw invalid(`${path}.input_examples: Input should be a valid list`);
+    for (const [i, example] of tool.input_examples.entries())
+      if (!isObject(example)) throw invalid(`${path}.input_examples.${i}: Input should be a valid dictionary`);
+  }
+  const max = tool.max_characters;
+  if (max === undefined || max === null) return;
+  if (typeof max !== "number" || !Number.isInteger(max))
+    throw invalid(`${path}.max_characters: Input should be a valid integer`);
+  if (max < 1) throw invalid(`${path}.max_characters: Input should be greater than or equal to 1`);
+}
+
+/**
+ * One tool of TYPED_TOOLS: no field its type does not declare, its fixed name, a valid cache_control,
+ * its other fields' values and a toolset's configs.
+ */
 function checkTypedTool(tool: Record<string, unknown>, { spec, path }: { spec: TypedTool; path: string }): void {
   checkFields(tool, { fields: { required: spec.name === null ? [] : ["name"], optional: spec.fields }, path });
   if (spec.name !== null && tool.name !== spec.name) throw invalid(`${path}.name: Input should be '${spec.name}'`);
   checkCacheControl(tool.cache_control, path);
+  checkTypedToolValues(tool, path);
   if (spec.members) checkToolsetConfigs(tool.configs, { path: `${path}.configs`, members: spec.members });
 }
 

@@ -50,7 +50,26 @@ export const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 // It opens with the rule's words from before U+0080–U+00FF were refused too, for callers matching them.
 export const HEADER_VALUE_RULE =
   "no line breaks, control characters or characters past U+00FF (an HTTP header value), nor from U+0080 on: visible ASCII, space and tab only";
-/** Headers the platform sets itself on every call; a tool may not override them. */
+/**
+ * The hop-by-hop headers (RFC 9110 7.6.1 and the older lists, proxy-connection included): they
+ * speak of one connection, not of the request, so a value from a tenant changes how the call is
+ * made rather than reaching the endpoint. workerd acts on an `Upgrade`: the POST goes out as a
+ * bodiless websocket handshake GET, and the endpoint never sees the input.
+ */
+const HOP_BY_HOP_HEADERS = [
+  "connection",
+  "upgrade",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+];
+
+/**
+ * Headers the platform sets itself on every call, and those that control the connection; a tool
+ * may not set them. Matched in lower case (header names are case-insensitive).
+ */
 export const RESERVED_HEADERS = [
   "content-type",
   "content-length",
@@ -60,12 +79,13 @@ export const RESERVED_HEADERS = [
   "x-turn-id",
   "x-tool-call-id",
   "idempotency-key",
+  ...HOP_BY_HOP_HEADERS,
 ];
 
 /**
  * Headers the MCP transport sets itself on every request to a server (the body's type and length,
- * the host, what it accepts, the session, the protocol version, an SSE resume): an MCP server's
- * auth header may not be one of them.
+ * the host, what it accepts, the session, the protocol version, an SSE resume), and those that
+ * control the connection: an MCP server's auth header may not be one of them. Lower case.
  */
 export const MCP_RESERVED_HEADERS = [
   "content-type",
@@ -75,6 +95,7 @@ export const MCP_RESERVED_HEADERS = [
   "mcp-session-id",
   "mcp-protocol-version",
   "last-event-id",
+  ...HOP_BY_HOP_HEADERS,
 ];
 
 /** The keywords a tool's top-level input schema may use (a typo is refused, not silently ignored). */

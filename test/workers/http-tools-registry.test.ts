@@ -137,6 +137,10 @@ describe("/v1/tools", () => {
       [httpTool("t", { retries: 4, idempotent: true }), /retries: /],
       [httpTool("t", { retries: 1 }), /retries: only an idempotent tool is retried/],
       [httpTool("t", { headers: { "Content-Type": "text/plain" } }), /headers: may not set content-type/],
+      // Hop-by-hop headers workerd acts on: an Upgrade sends a bodiless websocket GET, not the POST.
+      [httpTool("t", { headers: { Upgrade: "websocket" } }), /^headers: may not set .*\bupgrade\b/],
+      [httpTool("t", { headers: { Connection: "close" } }), /^headers: may not set .*\bconnection\b/],
+      [httpTool("t", { headers: { "transfer-encoding": "chunked" } }), /^headers: may not set .*\btransfer-encoding\b/],
       [httpTool("t", { headers: { "X-A": "line\r\nbreak" } }), /headers.X-A: no line breaks/],
       // fetch refuses a header value past U+00FF: every call would fail.
       [
@@ -179,6 +183,23 @@ describe("/v1/tools", () => {
     }
     expect(await rowCount()).toBe(before + 2);
     expect((await api("GET", `/v1/tools/${id}`, undefined, { key })).json.endpoint).toBe(`${server}/echo`);
+  });
+
+  it("refuses a PATCH setting a hop-by-hop header, keeping the tool's headers", async () => {
+    const key = await newTenant();
+    const created = await api("POST", "/v1/tools", httpTool("hop", { headers: { "X-Api-Key": "k-secret-1" } }), {
+      key,
+    });
+    expect(created.status).toBe(201);
+    for (const [headers, message] of [
+      [{ Upgrade: "websocket" }, /^headers: may not set .*\bupgrade\b/],
+      [{ connection: "Upgrade" }, /^headers: may not set .*\bconnection\b/],
+    ] as const) {
+      const r = await api("PATCH", `/v1/tools/${created.json.id}`, { headers }, { key });
+      expect(r.status, JSON.stringify(headers)).toBe(400);
+      expect(r.json.error?.message).toMatch(message);
+    }
+    expect((await api("GET", `/v1/tools/${created.json.id}`, undefined, { key })).json.headers).toEqual(["X-Api-Key"]);
   });
 
   it('refuses loopback endpoints unless ALLOW_LOOPBACK_TOOLS is "true", and headers without TOOL_SECRETS_KEY (503)', async () => {

@@ -70,6 +70,8 @@ describe("forced tool use with adaptive thinking", () => {
 describe("beta-gated body fields", () => {
   const mcp = { mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "example" }] };
   const editing = { context_management: { edits: [{ type: "clear_tool_uses_20250919" }] } };
+  // From mcp-client-2025-11-20 on, each server is referenced by exactly one mcp_toolset in tools.
+  const toolset = { ...mcp, tools: [{ type: "mcp_toolset", mcp_server_name: "example" }] };
 
   it("takes mcp_servers with any MCP connector beta version, among other betas", async () => {
     for (const beta of [
@@ -77,7 +79,7 @@ describe("beta-gated body fields", () => {
       "mcp-client-2025-11-20",
       "fast-mode-2026-02-01, mcp-client-2026-09-15",
     ])
-      expect((await post(mcp, { beta })).status, beta).toBe(200);
+      expect((await post(beta === "mcp-client-2025-04-04" ? mcp : toolset, { beta })).status, beta).toBe(200);
   });
 
   it("refuses each field under the other feature's header", async () => {

@@ -1,9 +1,10 @@
 /**
  * What the beta features' body fields hold, checked once their `anthropic-beta` header has let the
  * field in (bodyFields, fields.ts): context_management's edits, each with its own fields and the
- * shapes of their values, and mcp_servers (the MCP connector). The stand-in simulates neither
- * feature, so a valid value is accepted and ignored; these checks refuse what the real API refuses
- * (in the schema's words where it has them), so a request built wrong fails here as it would there.
+ * shapes of their values, and mcp_servers (the MCP connector), with the connector's mcp_toolset tool
+ * and the references between the two. The stand-in simulates neither feature, so a valid value is
+ * accepted and ignored; these checks refuse what the real API refuses (in the schema's words where
+ * it has them), so a request built wrong fails here as it would there.
  * Sources: the API reference, https://platform.claude.com/docs/en/api/beta/messages (each object's
  * fields, which of them take null, and the `minimum` of each count), the pinned SDK's types generated
  * from it (node_modules/@anthropic-ai/sdk/resources/beta/messages/messages.d.ts),
@@ -12,7 +13,7 @@
  */
 import { invalid } from "../errors";
 import { isObject, literal, type Rule } from "./context";
-import { checkFields, checkValue, tagError } from "./fields";
+import { checkCacheControl, checkFields, checkValue, tagError } from "./fields";
 
 const NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from";
 
@@ -171,4 +172,107 @@ export const mcpServers: Rule = ({ body }) => {
     if (names.has(server.name as string)) throw invalid("mcp_servers: MCP server names must be unique.");
     names.add(server.name as string);
   }
+};
+
+/**
+ * The connector versions whose requests configure a server through an mcp_toolset tool: the docs'
+ * current one ("Current version: This feature requires the beta header: mcp-client-2025-11-20"; its
+ * migration guide: "Tool configuration now lives in the `tools` array as MCPToolset objects") and
+ * the later one the pinned SDK's AnthropicBeta lists. The deprecated mcp-client-2025-04-04 keeps its
+ * servers' own tool_configuration and has no toolset.
+ */
+export const MCP_TOOLSET_BETAS: readonly string[] = ["mcp-client-2025-11-20", "mcp-client-2026-09-15"];
+export const hasToolsetBeta = (betas: readonly string[]) => betas.some((beta) => MCP_TOOLSET_BETAS.includes(beta));
+
+/**
+ * A toolset's default_config or one of its configs (SDK BetaMCPToolDefaultConfig, BetaMCPToolConfig:
+ * `{defer_loading?: boolean, enabled?: boolean}`); neither field is typed nullable, so a null is
+ * refused as a "false" is, as on the other tools' defer_loading.
+ */
+function checkMcpToolConfig(config: unknown, path: string): void {
+  if (!isObject(config)) throw invalid(`${path}: ${NOT_AN_OBJECT}`);
+  checkFields(config, { fields: { required: [], optional: ["defer_loading", "enabled"] }, path, ignore: [] });
+  for (const key of ["defer_loading", "enabled"])
+    checkValue(config[key], { typed: { kind: "boolean" }, path: `${path}.${key}` });
+}
+
+/**
+ * The toolset's pinned tool listing (SDK `tools?: Array<BetaMCPToolParam> | null`, each
+ * `{name: string, input_schema: {[key: string]: unknown}, description?: string | null}`), copied
+ * from an earlier response's mcp_tool_listing block. The SDK does not say which connector version
+ * brought it, so every toolset version takes it.
+ */
+function checkPinnedListing(listing: unknown, path: string): void {
+  if (listing === undefined || listing === null) return;
+  if (!Array.isArray(listing)) throw invalid(`${path}: Input should be a valid list`);
+  for (const [i, tool] of listing.entries()) {
+    const at = `${path}.${i}`;
+    if (!isObject(tool)) throw invalid(`${at}: ${NOT_AN_OBJECT}`);
+    checkFields(tool, {
+      fields: { required: ["input_schema", "name"], optional: ["description"] },
+      path: at,
+      ignore: [],
+    });
+    if (!isObject(tool.input_schema)) throw invalid(`${at}.input_schema: Input should be a valid dictionary`);
+    checkValue(tool.name, { typed: { kind: "string" }, path: `${at}.name` });
+    checkValue(tool.description, { typed: { kind: "string", nullable: true }, path: `${at}.description` });
+  }
+}
+
+/** An mcp_toolset's fields (SDK BetaMCPToolset): mcp_server_name required, the rest optional. */
+const MCP_TOOLSET = {
+  required: ["mcp_server_name"],
+  optional: ["cache_control", "configs", "default_config", "tools"],
+};
+
+/**
+ * One mcp_toolset tool, as the pinned SDK's BetaMCPToolset declares it
+ * (node_modules/@anthropic-ai/sdk/resources/beta/messages/messages.d.ts) and the connector docs'
+ * field table gives it: `mcp_server_name` a string, `cache_control` a breakpoint or null,
+ * `default_config` one tool config, `configs` (or null) tool configs keyed by any tool name ("If a
+ * tool name in `configs` doesn't exist on the MCP server, a backend warning is logged but no error is
+ * returned"), `tools` the pinned listing, nothing else. The caller (toolTypes) takes the type only
+ * under MCP_TOOLSET_BETAS; which server it names is mcpToolsetReferences' concern.
+ */
+export function checkMcpToolset(tool: Record<string, unknown>, path: string): void {
+  checkFields(tool, { fields: MCP_TOOLSET, path });
+  checkValue(tool.mcp_server_name, { typed: { kind: "string" }, path: `${path}.mcp_server_name` });
+  checkCacheControl(tool.cache_control, path);
+  if (tool.default_config !== undefined) checkMcpToolConfig(tool.default_config, `${path}.default_config`);
+  const configs = tool.configs;
+  if (configs !== undefined && configs !== null) {
+    if (!isObject(configs)) throw invalid(`${path}.configs: ${NOT_AN_OBJECT}`);
+    for (const [name, config] of Object.entries(configs)) checkMcpToolConfig(config, `${path}.configs.${name}`);
+  }
+  checkPinnedListing(tool.tools, `${path}.tools`);
+}
+
+/**
+ * The connector's validation rules between `mcp_servers` and the toolsets, under MCP_TOOLSET_BETAS
+ * only (the deprecated version configures tools on the server). Source:
+ * https://platform.claude.com/docs/en/agents-and-tools/mcp-connector ("Validation rules": "Server
+ * must exist", "Server must be used: Every MCP server defined in `mcp_servers` must be referenced by
+ * exactly one MCPToolset", "Unique toolset per server"). The docs give no wording: the messages are
+ * ours. Runs after mcpServers and toolTypes, so every name here is a string.
+ */
+export const mcpToolsetReferences: Rule = ({ body, betas }) => {
+  if (!hasToolsetBeta(betas)) return;
+  const servers = (Array.isArray(body.mcp_servers) ? body.mcp_servers : []).filter(isObject);
+  const names = servers.map((server) => server.name as string);
+  const referencedAt = new Map<string, number>();
+  for (const [n, tool] of (Array.isArray(body.tools) ? body.tools : []).entries()) {
+    if (!isObject(tool) || tool.type !== "mcp_toolset") continue;
+    const name = tool.mcp_server_name as string;
+    const at = `tools.${n}.mcp_toolset.mcp_server_name`;
+    if (!names.includes(name)) throw invalid(`${at}: no MCP server named '${name}' is defined in mcp_servers`);
+    const first = referencedAt.get(name);
+    if (first !== undefined)
+      throw invalid(
+        `${at}: MCP server '${name}' is already referenced by the mcp_toolset at tools.${first}; each MCP server can only be referenced by one mcp_toolset`,
+      );
+    referencedAt.set(name, n);
+  }
+  for (const [k, name] of names.entries())
+    if (!referencedAt.has(name))
+      throw invalid(`mcp_servers.${k}: MCP server '${name}' must be referenced by exactly one mcp_toolset in tools`);
 };

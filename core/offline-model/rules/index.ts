@@ -6,7 +6,7 @@
 import { checkBreakpoints } from "../cache";
 import type { Counter } from "../counting";
 import { citationsWithJsonOutputs, documentCitationsUniform, searchResultCitationsUniform } from "./citations";
-import { contextManagement, mcpServers } from "./beta-config";
+import { contextManagement, mcpServers, mcpToolsetReferences } from "./beta-config";
 import type { RuleContext, Rule } from "./context";
 import { blockFields, bodyFields, configFields } from "./fields";
 import { imageCount, imageData } from "./images";
@@ -81,6 +81,7 @@ export const RULES: readonly Rule[] = [
   effortLevel,
   thinkingOffEffort,
   toolTypes,
+  mcpToolsetReferences,
   toolNamePattern,
   toolInputSchema,
   toolDescription,

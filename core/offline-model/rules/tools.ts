@@ -2,10 +2,12 @@
  * Tool definitions: custom tools (name, input_schema), the web search / web fetch server tools with
  * the parameters each version documents, and the other Anthropic-defined tool types the SDK names,
  * each with its fixed name and its own fields (the platform sends none of them, but a request that
- * does is held to the same schema as on the real API); an unknown type is refused.
+ * does is held to the same schema as on the real API), the MCP connector's mcp_toolset under its
+ * beta (checked in beta-config.ts); an unknown type is refused.
  */
 import { metaSchemaProblem } from "../../json-schema";
 import { invalid } from "../errors";
+import { checkMcpToolset, hasToolsetBeta } from "./beta-config";
 import { checkCacheControl, checkFields, checkValue } from "./fields";
 import { isObject, literal, type Rule } from "./context";
 
@@ -213,9 +215,13 @@ const toolsOf = (body: Record<string, unknown>) => (Array.isArray(body.tools) ? 
 /**
  * Known tool types and their fields; an Anthropic-defined tool's name is the one its type fixes.
  * Sources: https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-reference and the
- * pinned SDK's types (TYPED_TOOLS).
+ * pinned SDK's types (TYPED_TOOLS); the MCP connector's mcp_toolset under its beta
+ * (https://platform.claude.com/docs/en/agents-and-tools/mcp-connector, SDK BetaMCPToolset).
  */
-export const toolTypes: Rule = ({ body, model }) => {
+export const toolTypes: Rule = ({ body, model, betas }) => {
+  // The MCP connector's toolset is a tool type of its beta only (beta-config.ts); without a version
+  // that has it, it is a tag like any unknown one.
+  const mcp = hasToolsetBeta(betas);
   for (const [n, tool] of toolsOf(body).entries()) {
     if (!isObject(tool))
       throw invalid(`tools.${n}: Input should be a valid dictionary or object to extract fields from`);
@@ -233,11 +239,18 @@ export const toolTypes: Rule = ({ body, model }) => {
       checkCacheControl(tool.cache_control, `tools.${n}.${tool.type}`);
     } else if (typeof tool.type === "string" && Object.hasOwn(TYPED_TOOLS, tool.type)) {
       checkTypedTool(tool, { spec: TYPED_TOOLS[tool.type], path: `tools.${n}.${tool.type}` });
+    } else if (mcp && tool.type === "mcp_toolset") {
+      checkMcpToolset(tool, `tools.${n}.mcp_toolset`);
     } else if (typeof tool.type === "string" && /^[a-z_]+_\d{8}$/.test(tool.type)) {
       // An Anthropic-defined tool type this model does not offer. Source: https://platform.claude.com/docs/en/api/errors
       throw invalid(`'${model.id}' does not support tool types: ${tool.type}.`);
     } else {
-      const tags = ["custom", ...Object.keys(SERVER_TOOLS), ...Object.keys(TYPED_TOOLS)]
+      const tags = [
+        "custom",
+        ...Object.keys(SERVER_TOOLS),
+        ...Object.keys(TYPED_TOOLS),
+        ...(mcp ? ["mcp_toolset"] : []),
+      ]
         .map((t) => `'${t}'`)
         .join(", ");
       throw invalid(

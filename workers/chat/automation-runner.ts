@@ -4,9 +4,10 @@
 // wrangler.toml) and then moves it to the dead-letter queue, whose consumer (below) records the
 // run as failed. Failures are isolated per message.
 import { envConfig } from "../../core/env-config";
+import type { TurnEvent } from "../../core/events";
 import { asLocationHint, withLocationHint } from "../../core/location-hint";
 import { channelObjectName } from "../../durable-objects/channel-do";
-import { rateLimitMessage, takeTenantTurn } from "../../durable-objects/rate-limiter-client";
+import { rateLimitMessage, refundTurn, takeTenantTurn, UnstartedTurn } from "../../durable-objects/rate-limiter-client";
 import {
   finishRun,
   holdsRun,
@@ -225,6 +226,21 @@ export async function runAutomationAttempt(
       .touch({ tenantId, name, conversationId, now: resolvedAt, ran, hold: held })
       .catch((err: unknown) => console.error("channel: its activity was not marked", err));
   };
+  /**
+   * A tenant turn token this attempt took for a key's turn that has not started: a turn request
+   * refused before a turn started (turn_paused, a refused key), or never made, gives it back, as a
+   * key's refused turn does (docs/api-notes.md, "Rate limits"). An attempt waiting out a paused
+   * conversation would otherwise spend one on every knock, and shut the tenant's own turns out.
+   */
+  let token = false;
+  const giveBack = async () => {
+    if (!token) return;
+    token = false;
+    // The attempt goes on whatever the limiter does: a refund lost only leaves the token spent.
+    await refundTurn(env, { keyHash: null, tenantId: automation.tenantId }).catch((err: unknown) =>
+      console.error("automation: its turn token was not given back", err),
+    );
+  };
   try {
     /**
      * Earlier attempts' turns that failed, passed over by their keys: the run's usage counts each
@@ -338,6 +354,7 @@ export async function runAutomationAttempt(
           return failed(
             `${rateLimitMessage(decision)}; this run's prompt did not run, and the next attempt tries again`,
           );
+        token = true;
         if ((await mark(n)) === null) return null;
       }
       const prompt = {
@@ -378,6 +395,10 @@ export async function runAutomationAttempt(
           turnStart = await startOn(on, prompt);
         }
       } catch (err) {
+        // The conversation refused the request (an ApiError; turnEvents): no turn started under the
+        // key. Anything else may have come after a turn started: its token stays spent.
+        if (err instanceof ApiError) await giveBack();
+        else token = false;
         // The prompt was changed since that key's turn: the next key is this prompt's.
         if (err instanceof ApiError && err.type === "idempotency_key_reused" && n < MAX_TURN_KEYS) continue;
         if (err instanceof ApiError && err.type === "idempotency_in_progress") {
@@ -404,7 +425,19 @@ export async function runAutomationAttempt(
         return failed(err instanceof Error ? err.message : String(err));
       }
       if (turnStart.kind === "missing") return failed("the channel's conversation is gone");
-      const collected = await collectTurn(turnStart.events);
+      const unrun = new UnstartedTurn();
+      const seen = new TransformStream<TurnEvent, TurnEvent>({
+        transform(event, out) {
+          unrun.see(event);
+          out.enqueue(event);
+        },
+      });
+      const collected = await collectTurn(turnStart.events.pipeThrough(seen));
+      // A turn that stopped before its model loop with nothing saved and nothing spent (one queued
+      // behind a turn that then paused, refused as it came up) gives its token back; as does a
+      // replay, which started no turn. A turn that ran keeps it.
+      if (turnStart.replayed || unrun.unstarted) await giveBack();
+      else token = false;
       // An earlier attempt's turn that failed: this attempt is the retry, a new turn. Its usage goes
       // with this attempt's record, counted unless its attempt recorded it before dying.
       if (turnStart.replayed && collected.error && n < MAX_TURN_KEYS) {
@@ -461,8 +494,10 @@ export async function runAutomationAttempt(
     await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "succeeded", ...finished } });
     return null;
   } finally {
-    // An attempt that ends before it asks for a turn, or fails in between, lets its hold go.
+    // An attempt that ends before it asks for a turn, or fails in between, lets its hold go, and
+    // gives back a token it took for a turn that did not start.
     await touch(false);
+    await giveBack();
   }
 }
 

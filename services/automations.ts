@@ -281,16 +281,36 @@ export async function listRuns(
 
 /** A claimed run not started this long after its claim may never have been sent: it is sent again. */
 export const UNSENT_AFTER_MS = 5 * 60_000;
+/** Unsent runs one read returns (one statement); sendRuns sends them 100 to a batch. */
+const UNSENT_PAGE = 1_000;
+/**
+ * Unsent runs one tick sends again at most: about 10 reads and 100 queue batches, far inside an
+ * invocation's D1 queries and subrequests, which the tick's other sweeps share. Past it the rest
+ * wait for the next tick (resendUnsentRuns logs that some were left).
+ */
+export const RESEND_TICK_RUNS = 10_000;
+
+/** A run claimed but never started; the last of a read is where the next read goes on from. */
+export interface UnsentRun {
+  runId: string;
+  queuedAt: string;
+}
 
 /**
  * Runs claimed but never started, UNSENT_AFTER_MS to RUN_TIMEOUT_MS old: their queue
  * message may have been lost (a send that failed after the claim, an invocation that died between
  * them), and a cron tick is not retried. Sending one again is harmless: a delivery starts a run
- * only once per attempt number (startRun).
+ * only once per attempt number (startRun). Newest claim first, read on from `after` (the last run
+ * of the previous read): a run's claim time never changes, so no run comes back in a later read
+ * of the same tick however many start meanwhile.
  */
-export async function unsentRuns(db: D1Database, now: number, limit = 100): Promise<AutomationJob[]> {
-  const rows = await drizzle(db)
-    .select({ runId: automationRuns.id })
+export async function unsentRuns(
+  db: D1Database,
+  now: number,
+  { after, limit = UNSENT_PAGE }: { after?: UnsentRun; limit?: number } = {},
+): Promise<UnsentRun[]> {
+  return drizzle(db)
+    .select({ runId: automationRuns.id, queuedAt: automationRuns.queuedAt })
     .from(automationRuns)
     .where(
       and(
@@ -300,10 +320,49 @@ export async function unsentRuns(db: D1Database, now: number, limit = 100): Prom
         // is exactly UNSENT_AFTER_MS later and must send the lost run again, not the one after it.
         lte(automationRuns.queuedAt, new Date(now - UNSENT_AFTER_MS).toISOString()),
         gte(automationRuns.queuedAt, new Date(now - RUN_TIMEOUT_MS).toISOString()),
+        after
+          ? or(
+              lt(automationRuns.queuedAt, after.queuedAt),
+              and(eq(automationRuns.queuedAt, after.queuedAt), lt(automationRuns.id, after.runId)),
+            )
+          : undefined,
       ),
     )
+    .orderBy(desc(automationRuns.queuedAt), desc(automationRuns.id))
     .limit(limit);
-  return rows.map((r) => ({ kind: "automation" as const, runId: r.runId }));
+}
+
+/**
+ * One tick's resend: every unsent run (unsentRuns) sent again once, a read at a time, each read
+ * going on after the last run sent, so however many are unsent none waits behind the same first
+ * page tick after tick, and none is sent twice in one tick. At most `max` (RESEND_TICK_RUNS) a
+ * tick, the newest claims first: past the bound the latest claims, not yet sent again, go before
+ * the oldest (sent again by earlier ticks already), which would otherwise take every tick's share.
+ * `more`: some were left for the next tick.
+ */
+export async function resendUnsentRuns(
+  env: Env,
+  now: number,
+  { page = UNSENT_PAGE, max = RESEND_TICK_RUNS }: { page?: number; max?: number } = {},
+): Promise<{ resent: number; more: boolean }> {
+  let resent = 0;
+  let after: UnsentRun | undefined;
+  let more = false;
+  while (resent < max) {
+    const limit = Math.min(page, max - resent);
+    const runs = await unsentRuns(env.DB, now, { after, limit });
+    await sendRuns(
+      env,
+      runs.map(({ runId }) => ({ kind: "automation" as const, runId })),
+    );
+    resent += runs.length;
+    after = runs.at(-1);
+    if (runs.length < limit) break;
+    if (resent === max) more = (await unsentRuns(env.DB, now, { after, limit: 1 })).length > 0;
+  }
+  if (resent > 0)
+    console.log(JSON.stringify({ event: "automation_resends", tick: new Date(now).toISOString(), resent, more }));
+  return { resent, more };
 }
 
 /** One message per run on the automation queue, 100 to a batch (the queue's limit). */

@@ -24,6 +24,9 @@ export const ISOLATED = [
   "test/workers/automation-update-primary.test.ts",
   // Fires the cron trigger half an hour ahead: other files' automations due by then would be claimed.
   "test/workers/automations-redelivery.test.ts",
+  // Fires cron ticks years ahead and counts every run each sends again: other files' unsent runs,
+  // and their due automations, would be sent, claimed and counted.
+  "test/workers/automation-resend-all.test.ts",
   "test/workers/env-config.test.ts",
   "test/workers/exports.test.ts",
   // Sweeps every tenant's staged imports with a clock hours ahead: another file's import in flight would go.

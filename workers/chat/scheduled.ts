@@ -9,7 +9,7 @@
 import { attachmentPrefix } from "../../r2-layout";
 import { finishCutShortDeletes } from "../../services/attachments/delete";
 import { claimOpenUpload, deleteClaimedUpload, staleUploads, type UploadRef } from "../../services/attachments/store";
-import { claimDueRuns, closeAbandonedRuns, sendRuns, unsentRuns } from "../../services/automations";
+import { claimDueRuns, closeAbandonedRuns, resendUnsentRuns } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
 import { sweepExpiredCreateKeys } from "../../services/conversation-list";
 import { deleteR2Prefix } from "../../services/purge";
@@ -48,7 +48,8 @@ export async function runScheduled(
   ] = await Promise.all([
     sweepExpiredTickets(env.DB, now),
     closeAbandonedRuns(env.DB, now),
-    resendUnsentRuns(env, now),
+    // Every unsent run once (up to RESEND_TICK_RUNS), however many a lost send left.
+    resendUnsentRuns(env, now).then((r) => r.resent),
     claimDueRuns(env, now),
     sweepAbandonedUploads(env, now),
     finishCutShortDeletes(env, { now, limit: 200 }),
@@ -69,13 +70,6 @@ export async function runScheduled(
     corpusDaysRolled,
     createKeysSwept,
   };
-}
-
-/** Claimed runs whose queue message may have been lost are sent again (services/automations.ts). */
-async function resendUnsentRuns(env: Env, now: number): Promise<number> {
-  const jobs = await unsentRuns(env.DB, now);
-  await sendRuns(env, jobs);
-  return jobs.length;
 }
 
 const SINGLE_UPLOAD_MS = 60 * 60_000;

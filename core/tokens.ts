@@ -29,29 +29,47 @@ function getEncoder(): Tiktoken {
   return encoder;
 }
 
-// js-tiktoken's merge loop is quadratic in the length of one pre-tokenized
-// piece, so a 20 KB run without whitespace (hashes, minified data), or of whitespace alone (a
-// spreadsheet row padded with tabs, indentation), would take tens of seconds. Cutting such runs
-// into bounded slices changes the count by at most a token per cut, which is well inside the
-// stand-in's error anyway.
-const MAX_RUN = 256;
-const LONG_RUN = new RegExp(`\\S{${MAX_RUN + 1},}|\\s{${MAX_RUN + 1},}`, "g");
+// js-tiktoken's merge loop is quadratic in the length of one pre-tokenized piece, and cl100k's
+// pre-tokenizer makes one piece of a whole run of letters (a word, a paragraph of CJK without
+// spaces, minified data's identifiers), of punctuation or of whitespace. A 256-character piece
+// already costs ~12 ms (about 50 µs a character), so a 256 KiB tool result of one such run took
+// seconds of CPU to count, on every request that carried it. Cutting those runs into 32-character
+// slices keeps the cost near linear (2 to 3 µs a character of ASCII letters, 7 to 8 times faster:
+// `npm run bench:counting`). For letters and whitespace that adds at most a token per cut; long
+// runs of repeated punctuation, which cl100k has long tokens for, count up to 2.4 times as many.
+// Both are overcounts, inside the stand-in's error, and an overcount only folds or stubs sooner.
+// Runs of digits, and of letters mixed with digits, are pieces of a few characters already.
+const MAX_RUN = 32;
+const LONG_RUN = new RegExp(`\\p{L}{${MAX_RUN + 1},}|[^\\s\\p{L}\\p{N}]{${MAX_RUN + 1},}|\\s{${MAX_RUN + 1},}`, "gu");
 
 function encodeSafely(text: string): number[] {
   // Special-token text such as "<|endoftext|>" in user content is plain text, never an error.
   return getEncoder().encode(text, [], []);
 }
 
-function countUncached(text: string): number {
-  let total = 0;
+/** The text's pieces in order: long runs cut into MAX_RUN slices, the text between them whole. */
+function* boundedPieces(text: string): Generator<string> {
   let last = 0;
   for (const match of text.matchAll(LONG_RUN)) {
     const start = match.index ?? 0;
-    total += encodeSafely(text.slice(last, start)).length;
-    for (const slice of sliceRun(match[0])) total += encodeSafely(slice).length;
+    if (start > last) yield text.slice(last, start);
+    yield* sliceRun(match[0]);
     last = start + match[0].length;
   }
-  return total + encodeSafely(text.slice(last)).length;
+  if (last < text.length) yield text.slice(last);
+}
+
+function countUncached(text: string): number {
+  let total = 0;
+  for (const piece of boundedPieces(text)) total += encodeSafely(piece).length;
+  return total;
+}
+
+/** The tokens countUncached counts, in order (each piece encoded on its own, as counted). */
+function encodeBounded(text: string): number[] {
+  const tokens: number[] = [];
+  for (const piece of boundedPieces(text)) for (const token of encodeSafely(piece)) tokens.push(token);
+  return tokens;
 }
 
 function* sliceRun(run: string): Generator<string> {
@@ -106,7 +124,8 @@ export function countTokens(text: string): number {
 export function truncateToTokens(text: string, maxTokens: number): string {
   if (maxTokens <= 0) return "";
   if (countTokens(text) <= maxTokens) return text;
-  const tokens = encodeSafely(text);
+  // The same pieces as counted: encoding a long run whole would be quadratic in its length.
+  const tokens = encodeBounded(text);
   // Decoding a token prefix can end inside a multi-byte character; drop that fragment.
   let prefix = getEncoder()
     .decode(tokens.slice(0, maxTokens))

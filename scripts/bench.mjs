@@ -12,6 +12,7 @@
 //   recall    stub batching's prompt-cache effect, and the cortex's recall@5 on definite references
 //   tokens    the lean prefix: system prompt and first-request tokens, cache hit rates
 //   attachments  PDF page count and page reads by bytes read, indexing throughput, a 1 GB text file
+//   counting  the token counter on 256 KiB texts with long runs (letters, CJK, minified JSON), beside its earlier cut (no stack)
 //   json-guard  the JSON value guard on a 4 MB frame, a 12 MB body and 200,000 objects, beside JSON.parse (no stack)
 //   compact   the deterministic part of a compaction pass on a 1 MB turn, and the tokens it saves
 //   load      parallel conversations and senders (JSON, SSE, websocket) with folds and indexing
@@ -24,6 +25,7 @@
 //   scale     per-invocation work as tenants grow: the cron tick's automation claims at 100 and 1,000 tenants
 import { benchAttachments } from "./bench/attachments.mjs";
 import { benchCompact } from "./bench/compact.mjs";
+import { benchCounting } from "./bench/counting.mjs";
 import { benchJsonGuard } from "./bench/json-guard.mjs";
 import { benchLoad } from "./bench/load.mjs";
 import { benchPdfCorpus } from "./bench/pdf-corpus.mjs";
@@ -52,6 +54,7 @@ const benches = {
   tokens: benchTokens,
   attachments: benchAttachments,
   compact: benchCompact,
+  counting: benchCounting,
   "json-guard": benchJsonGuard,
   load: benchLoad,
   "pdf-corpus": benchPdfCorpus,

@@ -42,6 +42,20 @@ describe("countTokens (cl100k_base stand-in)", () => {
     expect(count).toBeLessThan(40_000);
   });
 
+  // A 256-letter piece cost the BPE ~12 ms, so a 256 KiB run of letters took seconds to count on
+  // every request that carried it: such runs are counted in 32-character slices.
+  it("counts a run of letters, of punctuation or of whitespace past 32 characters as its 32-character slices", () => {
+    const slices = (run: string) => run.match(/[\s\S]{1,32}/g)!.reduce((sum, slice) => sum + countTokens(slice), 0);
+    const word = "Donaudampfschifffahrtsgesellschaftskapitaenswitwe"; // 49 letters
+    const letters = `${word}${word}`.slice(0, 96);
+    const dashes = "-=".repeat(40);
+    const gap = ` ${" \t".repeat(30)}`;
+    for (const run of [letters, dashes, gap])
+      expect(countTokens(`a1${run}`), JSON.stringify(run)).toBe(countTokens("a1") + slices(run));
+    // A run of digits is already cut into pieces of three by cl100k's pre-tokenizer: counted whole.
+    expect(countTokens("1".repeat(90))).toBe(30);
+  });
+
   it("counts long runs of whitespace alone in bounded pieces too (a row padded with 16,383 tabs)", () => {
     const tabs = `a${"\t".repeat(16_383)}b`;
     const count = countTokens(tabs);

@@ -13,7 +13,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelco
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { checkOutboundUrl, loopbackAllowed } from "../../core/outbound-url";
-import { MCP_MAX_MESSAGE_BYTES } from "../../core/tenant-tool-rules";
+import { MCP_MAX_MESSAGE_BYTES, MCP_RESERVED_HEADERS } from "../../core/tenant-tool-rules";
 import { z } from "zod";
 import { withheldAndCut } from "../tools/http-call";
 import { capMessages, McpMessageTooLarge } from "./message-cap";
@@ -104,7 +104,10 @@ export async function connectMcp(
   const check = checkOutboundUrl(endpoint.url, { allowLoopback: loopbackAllowed(env) });
   if (!check.ok) throw new OutboundRefused(`url: ${check.reason}`);
   const secret = authHeaders(endpoint);
-  const init: RequestInit = endpoint.auth ? { headers: secret } : {};
+  // A server saved before its auth header's name was refused (a transport or hop-by-hop header)
+  // connects without it: sent, an `Upgrade` broke every request; the secret is still withheld.
+  const sendable = endpoint.auth && !MCP_RESERVED_HEADERS.includes(endpoint.auth.name.toLowerCase());
+  const init: RequestInit = sendable ? { headers: secret } : {};
   let over: McpMessageTooLarge | undefined;
   let overflowed!: (err: McpMessageTooLarge) => void;
   const tooLarge = new Promise<never>((_, reject) => (overflowed = reject));

@@ -5,6 +5,7 @@
 // is read up to the tool's cap within its timeout, and every failure comes back as a readable
 // error result, never a thrown error: the model decides what to do next.
 import { checkOutboundUrl } from "../../core/outbound-url";
+import { RESERVED_HEADERS } from "../../core/tenant-tool-rules";
 
 export interface HttpToolSpec {
   name: string;
@@ -96,7 +97,7 @@ async function attemptOnce(
   try {
     for (let hop = 0; ; hop++) {
       const headers: Record<string, string> = {
-        ...(ownHeaders ? spec.headers : {}),
+        ...(ownHeaders ? sendable(spec.headers) : {}),
         "content-type": "application/json",
         "x-tool-name": spec.name,
         "x-conversation-id": ids.conversationId,
@@ -181,6 +182,15 @@ function resolvedLocation(location: string, base: URL): string | null {
  * value written with every character escaped (`\u002B`), so a secret that starts within the
  * ERROR_BODY_CHARS shown is read whole and withheld, never cut in two by the read.
  */
+/**
+ * The tool's own headers without any the routes refuse (RESERVED_HEADERS, any case): a tool saved
+ * before a name was refused still has it, and an `Upgrade` there turned the POST into a bodiless
+ * handshake GET, a `Content-Type` joined the platform's own.
+ */
+function sendable(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !RESERVED_HEADERS.includes(name.toLowerCase())));
+}
+
 function errorBodyCap(headers: Record<string, string>): number {
   const longest = Math.max(0, ...Object.values(headers).map((v) => v.length));
   return ERROR_BODY_BYTES + 6 * longest;

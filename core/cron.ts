@@ -119,6 +119,12 @@ export function parseCron(expression: string): CronSchedule {
       `U+${space.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")} is no space this cron reads between fields: separate them with plain spaces or tabs`,
     );
   const fields = expr.split(SEPARATORS);
+  // Six or seven fields is how Quartz (and Spring) write a schedule: seconds first, a year last.
+  if (fields.length === 6 || fields.length === 7)
+    throw new CronError({
+      kind: "unsupported",
+      message: `has ${fields.length} fields: a seconds field${fields.length === 7 ? " and a year field" : ""} (as Quartz's crons have) is not supported; write 5 fields: minute hour day-of-month month day-of-week`,
+    });
   if (fields.length !== 5) throw syntax("needs 5 fields: minute hour day-of-month month day-of-week");
   const [m, h, dom, mon, dow] = fields;
   // Read in the order they are written, so a refusal names the first field at fault.

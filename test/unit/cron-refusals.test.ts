@@ -47,6 +47,19 @@ describe("the L, W, # and ? of other crons", () => {
     );
   });
 
+  it("and Quartz's six and seven fields (seconds first, a year last) are refused as not supported, not miscounted", () => {
+    expect(cronProblem("0 0 9 ? * MON")).toEqual({
+      kind: "unsupported",
+      message:
+        "has 6 fields: a seconds field (as Quartz's crons have) is not supported; write 5 fields: minute hour day-of-month month day-of-week",
+    });
+    expect(cronProblem("0 0 12 * * ? 2027")?.kind).toBe("unsupported");
+    expect(cronProblem("0 0 12 * * ? 2027")?.message).toMatch(/^has 7 fields: a seconds field and a year field /);
+    // Four or eight fields are no cron's: a syntax error.
+    expect(cronProblem("0 12 * *")?.kind).toBe("syntax");
+    expect(cronProblem("0 0 12 * * ? 2027 x")?.kind).toBe("syntax");
+  });
+
   it("leave names that hold those letters alone: JUL, WED, and a misspelt name is a plain syntax error", () => {
     expect(cronError("0 0 1 JUL *")).toBeNull();
     expect(cronError("0 0 * APR-JUL WED")).toBeNull();

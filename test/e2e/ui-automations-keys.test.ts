@@ -3,8 +3,9 @@
 // form's words with the focus on the field, pause, resume, edit, runs and delete; a key's secret
 // is shown once (gone after a reload), another key is revoked, the tenant's last key is refused
 // with the API's 409, and revoking the key the tab is signed in with signs out. The Channel field
-// offers the tenant's channels and says when a name is none of them; an expiry the clocks skip (a
-// daylight-saving gap, in a browser on Berlin's time) is refused on its field.
+// offers the tenant's channels and says when a name is none of them, in the create form and in an
+// automation's Edit (which moves it to another channel, a refused name kept on the field); an
+// expiry the clocks skip (a daylight-saving gap, in a browser on Berlin's time) is refused on its field.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { BrowserContext, Page } from "playwright-core";
@@ -210,6 +211,70 @@ describe("the Automations screen", () => {
     expect(await p.locator("#auto-channel-note").isHidden()).toBe(true);
     await api("DELETE", `/v1/automations/${id}`);
     await api("DELETE", `/v1/channels/${existing}`);
+  });
+
+  it("edits an automation's channel: the current one shown, the channels offered, a refused name kept on its field, only the channel sent", async () => {
+    const stamp = Date.now();
+    const from = `ui-from-${stamp}`;
+    const to = `ui-to-${stamp}`;
+    expect((await api("PATCH", `/v1/channels/${to}`, { rotationSeconds: 3600 })).status).toBe(200);
+    const name = `Moving channel ${stamp}`;
+    const made = await api("POST", "/v1/automations", {
+      name,
+      schedule: "@daily",
+      prompt: "Say hello.",
+      channel: from,
+    });
+    expect(made.status).toBe(201);
+    const id: string = made.json.id;
+    const p = await devTab();
+    // Another view first: the Automations view lists the automation made above when it is drawn.
+    await open(p, "#/keys", "#key-form");
+    await open(p, "#/automations", "#automation-form");
+    const row = p.locator(`#automations li[data-id="${id}"]`);
+    await row.locator(".auto-edit").click();
+    const input = `#edit-channel-${id}`;
+    // The current channel, labelled, with the create form's hint, note and list of channels.
+    expect(await p.inputValue(input)).toBe(from);
+    expect(await text(p, `label[for="edit-channel-${id}"]`)).toBe("Channel");
+    expect(await p.getAttribute(input, "list")).toBe("auto-channel-list");
+    expect(await p.getAttribute(input, "aria-describedby")).toBe(`edit-channel-${id}-hint edit-channel-${id}-note`);
+    await expect.poll(() => p.locator(`#auto-channel-list option[value="${to}"]`).count()).toBe(1);
+    const patches: unknown[] = [];
+    p.on("request", (r) => {
+      if (r.method() === "PATCH" && r.url().endsWith(`/v1/automations/${id}`)) patches.push(r.postDataJSON());
+    });
+
+    // A name the API refuses: shown on the field as the other refusals are, what was typed kept.
+    await p.fill(input, "-bad");
+    await expect.poll(() => p.locator(`#edit-channel-${id}-note`).isHidden()).toBe(true);
+    await p.click(`li[data-id="${id}"] .item-edit button[type=submit]`);
+    await expect.poll(() => row.locator(".item-status").textContent()).toMatch(/^"Channel": a letter or digit first/);
+    expect(await row.locator(".item-status .error-line").count()).toBe(1);
+    expect(await focusedId(p)).toBe(`edit-channel-${id}`);
+    expect(await p.getAttribute(input, "aria-invalid")).toBe("true");
+    expect(await p.inputValue(input)).toBe("-bad");
+    expect(patches).toEqual([{ channel: "-bad" }]);
+    expect((await api("GET", `/v1/automations/${id}`)).json.channel).toBe(from);
+    expect((await checked(p)).violations).toEqual([]);
+
+    // A typo is said under the field; the channel offered is not, and is saved alone.
+    await p.fill(input, `ui-tow-${stamp}`);
+    await expect
+      .poll(() => text(p, `#edit-channel-${id}-note`))
+      .toBe(`New channel: none is named “ui-tow-${stamp}” yet; the first run starts it.`);
+    await p.fill(input, to);
+    await expect.poll(() => p.locator(`#edit-channel-${id}-note`).isHidden()).toBe(true);
+    await p.keyboard.press("Enter");
+    await expect.poll(() => row.locator(".item-meta code").last().textContent()).toBe(to);
+    expect(await row.locator(".item-status").textContent()).toBe(
+      `Saved: its runs now go to “${to}”; earlier runs stay in “${from}”'s conversation.`,
+    );
+    expect(await p.evaluate(() => document.activeElement?.classList.contains("auto-edit"))).toBe(true);
+    expect(patches).toEqual([{ channel: "-bad" }, { channel: to }]);
+    expect((await api("GET", `/v1/automations/${id}`)).json).toMatchObject({ name, channel: to });
+    await api("DELETE", `/v1/automations/${id}`);
+    await api("DELETE", `/v1/channels/${to}`);
   });
 });
 

@@ -1,7 +1,7 @@
 // Automations (#/automations): prompts that run on a schedule, each run a turn on a channel's
 // conversation. The list (newest first, paged by `next`), a create form, pause and resume, an edit
-// of the name, schedule and prompt (PATCH, only what changed), a delete after a confirm, and each
-// automation's recorded runs (slot, status, error, and its conversation when it has one).
+// of the name, schedule, prompt and channel (PATCH, only what changed), a delete after a confirm,
+// and each automation's recorded runs (slot, status, error, and its conversation when it has one).
 import { ApiError, api, plainError } from "../api.js";
 import { h, replace } from "../dom.js";
 import { errorLine } from "../render.js";
@@ -58,18 +58,21 @@ export async function automationsView(root, signal) {
     heading.setAttribute("tabindex", "-1");
     heading.focus();
   };
-  const channels = channelField(signal);
+  const channels = channelCatalogue(signal);
   /** @param {any} a */
   const itemOf = (a) => {
     // An automation's channel may not exist yet (its first run starts it): offered all the same,
     // so a second automation on it is picked, not typed again.
     channels.offer(a.channel);
-    return automationItem(a, (li, name) => {
-      const next = li.nextElementSibling ?? li.previousElementSibling;
-      li.remove();
-      empty.hidden = list.children.length > 0;
-      replace(listStatus, `Deleted “${name}”.`);
-      focusAfter(next);
+    return automationItem(a, {
+      channels,
+      deleted: (li, name) => {
+        const next = li.nextElementSibling ?? li.previousElementSibling;
+        li.remove();
+        empty.hidden = list.children.length > 0;
+        replace(listStatus, `Deleted “${name}”.`);
+        focusAfter(next);
+      },
     });
   };
   const form = createForm({
@@ -119,45 +122,20 @@ export async function automationsView(root, signal) {
 }
 
 /**
- * The Channel field: a name typed or picked from the tenant's channels (read from GET
- * /v1/channels) and the ones its automations post to. A name that is none of them is said under
- * the field as a new channel, so a typo shows before it makes an automation post where nobody reads.
+ * The channels the Channel fields offer: the tenant's (read from GET /v1/channels) and the ones its
+ * automations post to, in one <datalist> that the create form holds and every Edit's field points
+ * to. A name that is none of them is said under a field as a new channel, so a typo shows before it
+ * makes an automation post where nobody reads.
  * @param {AbortSignal} [signal]
  */
-function channelField(signal) {
+function channelCatalogue(signal) {
   const list = h("datalist", { id: "auto-channel-list" });
-  const input = /** @type {HTMLInputElement} */ (
-    h("input", {
-      id: "auto-channel",
-      name: "channel",
-      list: list.id,
-      autocomplete: "off",
-      spellcheck: "false",
-    })
-  );
-  // "text" wraps a long unbroken name at any point, not the page sideways on a phone.
-  const note = h("span", { class: "field-hint text", id: "auto-channel-note", hidden: true });
-  const wrap = field("Channel", input, CHANNEL_HINT);
-  wrap.append(note, list);
-  input.setAttribute("aria-describedby", `${input.id}-hint ${note.id}`);
   /** @type {Set<string>} */
   const known = new Set();
   // Until every channel is read (or when reading failed), an unknown name may still be a channel.
   let complete = false;
   /** Whether the name is one the page knows no channel by, when it can tell. @param {string} name */
   const isNew = (name) => complete && CHANNEL_NAME.test(name) && !known.has(name);
-  const say = () => {
-    const name = input.value.trim();
-    const like = [...known].find((k) => k.toLowerCase() === name.toLowerCase());
-    const text = !isNew(name)
-      ? ""
-      : like
-        ? `New channel: none is named “${name}” yet (“${like}” is, and capitals count); the first run starts it.`
-        : `New channel: none is named “${name}” yet; the first run starts it.`;
-    replace(note, text);
-    note.hidden = !text;
-  };
-  input.addEventListener("input", say);
   /** @param {string} name */
   const offer = (name) => {
     if (known.has(name)) return;
@@ -179,24 +157,54 @@ function channelField(signal) {
       cursor = r.next;
     }
   };
-  // Not awaited: the form is usable at once. Unread (a failure), the field takes a typed name as it
+  // Not awaited: the forms are usable at once. Unread (a failure), a field takes a typed name as it
   // always did, with nothing said of it.
-  read().then(say, () => undefined);
-  return {
-    input,
-    wrap,
-    offer,
-    isNew,
-    /** After the form's reset: nothing typed, nothing said. */
-    cleared: say,
+  const ready = read().catch(() => undefined);
+  /**
+   * A Channel field: its input (pointing to the list), its hint and the note a new name gets.
+   * @param {{ id: string, name?: string, value?: string }} o
+   */
+  const channelField = ({ id, name, value }) => {
+    const input = /** @type {HTMLInputElement} */ (
+      h("input", { id, name, list: list.id, autocomplete: "off", spellcheck: "false", value })
+    );
+    // "text" wraps a long unbroken name at any point, not the page sideways on a phone.
+    const note = h("span", { class: "field-hint text", id: `${id}-note`, hidden: true });
+    const wrap = field("Channel", input, CHANNEL_HINT);
+    wrap.append(note);
+    input.setAttribute("aria-describedby", `${input.id}-hint ${note.id}`);
+    const say = () => {
+      const typed = input.value.trim();
+      const like = [...known].find((k) => k.toLowerCase() === typed.toLowerCase());
+      const text = !isNew(typed)
+        ? ""
+        : like
+          ? `New channel: none is named “${typed}” yet (“${like}” is, and capitals count); the first run starts it.`
+          : `New channel: none is named “${typed}” yet; the first run starts it.`;
+      replace(note, text);
+      note.hidden = !text;
+    };
+    input.addEventListener("input", say);
+    // A name typed before the list was read is judged once it is.
+    ready.then(say);
+    return {
+      input,
+      wrap,
+      /** After the form's reset: nothing typed, nothing said. */
+      cleared: say,
+    };
   };
+  return { list, offer, isNew, field: channelField };
 }
 
 /**
  * The create form.
- * @param {{ channels: ReturnType<typeof channelField>, created: (a: any) => void }} opts
+ * @param {{ channels: ReturnType<typeof channelCatalogue>, created: (a: any) => void }} opts
  */
 function createForm({ channels, created }) {
+  const picked = channels.field({ id: "auto-channel", name: "channel" });
+  // The one list every Channel field points to lives here, in the form that is always drawn.
+  picked.wrap.append(channels.list);
   const name = h("input", { id: "auto-name", name: "name", maxlength: "100", autocomplete: "off", dir: "auto" });
   const schedule = h("input", {
     id: "auto-schedule",
@@ -205,7 +213,7 @@ function createForm({ channels, created }) {
     spellcheck: "false",
   });
   const prompt = h("textarea", { id: "auto-prompt", name: "prompt", rows: "4", dir: "auto" });
-  const channel = channels.input;
+  const channel = picked.input;
   const paused = /** @type {HTMLInputElement} */ (h("input", { id: "auto-paused", type: "checkbox" }));
   const status = h("div", { role: "status", id: "automation-form-status" });
   const submit = h("button", { type: "submit", class: "primary", id: "automation-create" }, "Create");
@@ -225,7 +233,7 @@ function createForm({ channels, created }) {
       field("Name", name),
       field("Schedule", schedule, SCHEDULE_HINT),
       field("Prompt", prompt, "Sent as the turn's message on every run."),
-      channels.wrap,
+      picked.wrap,
       h("label", { class: "check" }, paused, " Start paused"),
       h("div", { class: "form-actions" }, submit),
       status,
@@ -249,7 +257,7 @@ function createForm({ channels, created }) {
       const a = await api("POST", "/v1/automations", body);
       created(a);
       form.reset();
-      channels.cleared();
+      picked.cleared();
       const where = fresh ? ` on the new channel “${a.channel}”` : "";
       replace(
         status,
@@ -268,9 +276,9 @@ function createForm({ channels, created }) {
 /**
  * One automation in the list: what it is, its actions, and its runs (loaded when opened).
  * @param {any} initial
- * @param {(li: HTMLElement, name: string) => void} deleted
+ * @param {{ channels: ReturnType<typeof channelCatalogue>, deleted: (li: HTMLElement, name: string) => void }} opts
  */
-function automationItem(initial, deleted) {
+function automationItem(initial, { channels, deleted }) {
   let a = initial;
   const id = a.id;
   const li = h("li", { class: "item automation", "data-id": id });
@@ -336,11 +344,15 @@ function automationItem(initial, deleted) {
       h("textarea", { id: `edit-prompt-${id}`, rows: "4", dir: "auto" })
     );
     prompt.value = a.prompt;
+    // The create form's Channel field: the same list, hint and word on a new name.
+    const picked = channels.field({ id: `edit-channel-${id}`, value: a.channel });
+    const channel = picked.input;
     /** @type {import("./fields.js").Labelled} */
     const fields = new Map([
       ["name", { label: "Name", input: name }],
       ["schedule", { label: "Schedule", input: schedule }],
       ["prompt", { label: "Prompt", input: prompt }],
+      ["channel", { label: "Channel", input: channel }],
     ]);
     // Cancel, Escape or a Save puts the automation back with the focus on its Edit, where it was.
     const done = () => {
@@ -355,6 +367,7 @@ function automationItem(initial, deleted) {
         field("Name", name),
         field("Schedule", schedule, SCHEDULE_HINT),
         field("Prompt", prompt),
+        picked.wrap,
         h(
           "div",
           { class: "form-actions" },
@@ -371,7 +384,7 @@ function automationItem(initial, deleted) {
     });
     const send = oneAtATime(save, async () => {
       clearInvalid(fields);
-      const missing = firstEmpty(fields, ["name", "schedule", "prompt"]);
+      const missing = firstEmpty(fields, ["name", "schedule", "prompt", "channel"]);
       if (missing) return void replace(status, errorLine(`Fill in “${missing}”: nothing was saved.`));
       /** @type {Record<string, string>} */
       const change = {};
@@ -379,15 +392,25 @@ function automationItem(initial, deleted) {
       if (value(name).trim() !== a.name) change.name = value(name).trim();
       if (value(schedule).trim() !== a.schedule) change.schedule = value(schedule);
       if (value(prompt).trim() !== a.prompt) change.prompt = value(prompt);
+      if (value(channel).trim() !== a.channel) change.channel = value(channel).trim();
       if (!Object.keys(change).length) {
         done();
         return void replace(status, "Nothing changed.");
       }
+      const before = a.channel;
+      const fresh = change.channel !== undefined && channels.isNew(change.channel);
       try {
         a = await api("PATCH", at(id), change);
+        channels.offer(a.channel);
         draw();
         done();
-        replace(status, "Saved.");
+        // A moved automation's next runs are turns on the new channel's conversation (the first of
+        // them starts one when the channel has none); what ran before stays in the old one's.
+        const moved =
+          a.channel === before
+            ? ""
+            : `: its runs now go to ${fresh ? "the new channel " : ""}“${a.channel}”; earlier runs stay in “${before}”'s conversation`;
+        replace(status, `Saved${moved}.`);
       } catch (err) {
         replace(status, errorLine(inFormWords(said(err), fields)));
       }

@@ -158,7 +158,8 @@ export function hitSnippet(
   const masked = plain === null ? null : maskOwnMarks(marked, plain);
   if (masked === null) return cutMarkedSnippet(own(marked));
   const { snippet, matches } = cutMarkedSnippet(own(masked));
-  return { snippet: snippet.replace(/[\uDC00\uDC01]/g, (c) => (c === OWN_OPEN ? MATCH_OPEN : MATCH_CLOSE)), matches };
+  // With `u`, only a lone stand-in matches: never the second half of a pair such as 🐀 (U+1F400).
+  return { snippet: snippet.replace(/[\uDC00\uDC01]/gu, (c) => (c === OWN_OPEN ? MATCH_OPEN : MATCH_CLOSE)), matches };
 }
 
 /** `marked` with the text's own MATCH_OPEN/MATCH_CLOSE (those `plain` holds too) as OWN_OPEN/OWN_CLOSE; null if `plain` is not `marked` less marks. */

@@ -13,8 +13,8 @@ import {
 import { sortableId } from "../../core/ids";
 import { messageChars } from "../../core/render";
 import { summaryPreamble } from "../../core/replay";
-import { withoutRefusedTurns } from "../../core/replay-rules";
-import { applyStubsBeforePrompt, stubbedThroughSeq } from "../../core/stubs";
+import { startsTurn, withoutRefusedTurns } from "../../core/replay-rules";
+import { applyStubsBeforePrompt, type StubInput, stubbedThroughSeq } from "../../core/stubs";
 import { FOLD_DELIVERY_MAX_MS, type FoldJob, MAX_RETRY_DELAY_SECONDS } from "../../core/jobs";
 import type { StoredMessage, Usage } from "../../core/types";
 import { recordUsage } from "../../services/usage";
@@ -26,7 +26,6 @@ import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
 import type { ReplayCache } from "./replay-cache";
-import { masterMessages } from "./regenerate";
 
 /**
  * How long a fold's lease holds from its dispatch or a delivery's start (each renews it): a whole
@@ -103,6 +102,76 @@ export interface FoldOutcome {
  */
 const foldable = (master: readonly StoredMessage[]) => withoutRefusedTurns(master, true);
 
+/**
+ * How many messages past what it needs a fold first reads of the tail, doubled until enough. A
+ * fold takes one threshold of growth from the tail's front, and an import leaves a tail of up to
+ * 50,000 messages for ~N/80 folds to take in turn: a fold that went over the whole tail would cost
+ * O(N²) in all.
+ */
+const LOOKAHEAD = 64;
+
+/**
+ * Where the tail's front that reaches index `from` ends: the first index from there on where a
+ * turn starts (core/replay-rules.ts startsTurn), or the tail's end. A refused turn ends where the
+ * next one starts, so the front's refused turns are the whole tail's, and a front with a prompt
+ * after it ages its results as the whole tail does up to there.
+ */
+export function frontEnd(tail: readonly StoredMessage[], from: number): number {
+  let end = Math.min(from, tail.length);
+  while (end < tail.length && !startsTurn(tail, end)) end++;
+  return end;
+}
+
+/**
+ * The region a fold takes of the tail (turnByTurnFoldLength over what foldable keeps of it), read
+ * from the tail's front only: foldable keeps of a front what it keeps of it in the whole tail, and
+ * a length shorter than the front's is the whole tail's (turnByTurnFoldLength looks no further than
+ * where it ends). The front grows until the region ends inside it.
+ */
+export function foldRegion(
+  tail: readonly StoredMessage[],
+  settings: { tailMessages: number; foldThresholdChars: number },
+): readonly StoredMessage[] {
+  for (let reach = LOOKAHEAD; ; reach *= 2) {
+    const end = frontEnd(tail, reach);
+    const all = foldable(tail.slice(0, end));
+    const length = turnByTurnFoldLength(all, settings.tailMessages, settings.foldThresholdChars);
+    if (length < all.length || end === tail.length) return all.slice(0, length);
+  }
+}
+
+/**
+ * The messages of the tail before index `end` as the replay shows them now (/replay, the next
+ * request: core/replay.ts), their stale tool results stubbed with the stubs in force: a fold takes
+ * away only that much of a result already stubbed. The stubbing pass goes over the tail's front
+ * only. A front ending where a turn starts, its prompt following, has the whole tail's refused
+ * turns and exchanges up to there, so its stub watermark is never past the whole tail's (stubs
+ * only advance as exchanges follow): each result the front stubs, the whole tail stubs. The front
+ * is taken once every stale result before `end` that it leaves whole would stay whole stubbed
+ * through `end` too (none lies between its watermark and `end`); until then it grows.
+ */
+export function shownBefore(
+  tail: readonly StoredMessage[],
+  o: { end: number; stubs: StubInput; conversationId: string },
+): (m: StoredMessage) => StoredMessage {
+  const { end, stubs, conversationId } = o;
+  if (end <= 0) return (m) => m;
+  for (let reach = end + LOOKAHEAD; ; reach *= 2) {
+    const front = tail.slice(0, frontEnd(tail, reach));
+    const { messages } = applyStubsBeforePrompt(front, stubs, conversationId);
+    if (front.length < tail.length) {
+      const through = Math.max(stubs.stubbedThrough ?? 0, tail[end - 1].seq);
+      const every = applyStubsBeforePrompt(front, { ...stubs, stubbedThrough: through }, conversationId).messages;
+      let same = true;
+      for (let i = 0; i < end && same; i++) same = (messages[i] === front[i]) === (every[i] === front[i]);
+      if (!same) continue;
+    }
+    const shown = new Map<number, StoredMessage>();
+    for (let i = 0; i < end; i++) if (messages[i] !== front[i]) shown.set(front[i].seq, messages[i]);
+    return (m) => shown.get(m.seq) ?? m;
+  }
+}
+
 /** What the summary's preamble and acknowledgement weigh on replay around the summary (core/replay.ts). */
 const preambleChars = (conversationId: string, throughSeq: number): number =>
   summaryPreamble(conversationId, { summary: "", throughSeq }).reduce(
@@ -136,21 +205,10 @@ export class FoldCoordinator {
     private readonly outbox: IndexOutbox,
   ) {}
 
-  /**
-   * Each message of the tail as the replay shows it now (/replay, the next request: core/replay.ts),
-   * its stale tool results stubbed with the stubs in force: a fold takes away only that much of a
-   * result already stubbed. One stubbing pass over the cached tail, as every request makes.
-   */
-  private shownInReplay(head: ConversationHead): (m: StoredMessage) => StoredMessage {
-    const source = this.cache.replaySource(head);
-    const { messages } = applyStubsBeforePrompt(
-      source,
-      { ...head.settings, stubbedThrough: head.stubbedThroughMessage },
-      head.id,
-    );
-    const shown = new Map<number, StoredMessage>();
-    messages.forEach((m, i) => m !== source[i] && shown.set(m.seq, m));
-    return (m) => shown.get(m.seq) ?? m;
+  /** The tail's messages before index `end` as the replay shows them now (shownBefore). */
+  private shownInReplay(head: ConversationHead, tail: readonly StoredMessage[], end: number) {
+    const stubs = { ...head.settings, stubbedThrough: head.stubbedThroughMessage };
+    return shownBefore(tail, { end, stubs, conversationId: head.id });
   }
 
   /**
@@ -212,13 +270,15 @@ export class FoldCoordinator {
     store.putLease(renewed);
     const through = head.summarizedThroughMessage ?? 0;
     const { settings } = head;
-    const all = foldable(masterMessages(store.listAfter(through, Number.MAX_SAFE_INTEGER), head));
+    // The master's messages after the boundary, none superseded, as the replay cache holds them:
+    // read from its front only, as far as the fold needs (never the whole tail from SQLite).
+    const tail = this.cache.replaySource(head);
     // One threshold of growth per fold, however the region arrived (an import brings it all at once).
-    const region = all.slice(0, turnByTurnFoldLength(all, settings.tailMessages, settings.foldThresholdChars));
+    const region = foldRegion(tail, settings);
     const budget = budgetChars ?? foldBudgetChars(settings);
     const plan = planFold(region, settings.tailMessages, budget);
-    // Each fold's cap, over what it takes away: the plan's cut, or the fallback's mark.
-    const shown = this.shownInReplay(head);
+    // Each fold's cap, over what it takes away: the plan's cut, or the fallback's mark (never past it).
+    const shown = this.shownInReplay(head, tail, plan ? tail.indexOf(region[plan.mark - 1]) + 1 : 0);
     const capAt = (end: number) =>
       summaryCap(head, { folded: region.slice(0, end), throughSeq: region[end].seq - 1, shown });
     return {
@@ -298,24 +358,24 @@ export class FoldCoordinator {
       if (!boundary || boundary.seq !== commit.boundarySeq) return reject("boundary message not found");
       if (commit.boundarySeq - 1 <= (head.summarizedThroughMessage ?? 0))
         return reject("boundary would not move forward");
+      // The master's messages after the old boundary (the replay cache's tail): the new boundary's
+      // place in it is found from its front, over the messages the fold takes.
+      const tail = this.cache.replaySource(head);
+      let at = 0;
+      while (at < tail.length && tail[at].seq < commit.boundarySeq) at++;
       // tailMessages raised while the fold ran: the boundary must still leave the tail it now asks for.
-      if (
-        masterMessages(store.listAfter(commit.boundarySeq - 1, Number.MAX_SAFE_INTEGER), head).length <
-        head.settings.tailMessages
-      )
+      if (tail.length - at < head.settings.tailMessages)
         return reject("the boundary would keep fewer than tailMessages");
       // Never more than the fold takes away from the replay, as the summarizer asked (FoldSource.maxChars).
-      const folded = foldable(
-        masterMessages(store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER), head),
-      );
+      const folded = foldable(tail.slice(0, frontEnd(tail, at))).filter((m) => m.seq < commit.boundarySeq);
       const cap = summaryCap(head, {
-        folded: folded.filter((m) => m.seq < commit.boundarySeq),
+        folded,
         throughSeq: commit.boundarySeq - 1,
-        shown: this.shownInReplay(head),
+        shown: this.shownInReplay(head, tail, at),
       });
       const now = new Date().toISOString();
       // The stubs in force now, over the tail the last request replayed: the new tail keeps them.
-      const stubbedThrough = stubbedThroughSeq(this.cache.replaySource(head), {
+      const stubbedThrough = stubbedThroughSeq(tail, {
         ...head.settings,
         stubbedThrough: head.stubbedThroughMessage,
       });

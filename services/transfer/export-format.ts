@@ -96,8 +96,11 @@ function fenced(text: string, lang = ""): string {
  * an item's later lines too, and a code fence it leaves open is closed at its end (it would swallow
  * the messages after it). Code (in a fence, in a quote's or a list item's fence, indented) stays as
  * written. The containers are read as CommonMark reads them (§5): a quote goes on while its lines
- * start with `>`, a list item while they are indented to its content (or blank), either one on a lazy
- * line of its paragraph; a fence ends with the first of its containers that does.
+ * start with `>`, a list item while they are indented to its content (or blank, once it holds
+ * something), either one on a lazy line of its paragraph; a fence ends with the first of its
+ * containers that does. Lines end where CommonMark ends them (§2.1: "\n", "\r\n" or a bare "\r";
+ * U+2028 and U+2029 end none), and each keeps its own ending, so the text is the one written but for
+ * the escapes.
  */
 function inMessage(text: string): string {
   const out: string[] = [];
@@ -105,12 +108,16 @@ function inMessage(text: string): string {
   let open: Container[] = [];
   let paragraph = false;
   let fence: Fence | null = null;
-  for (const line of text.split("\n")) {
+  // Lines and their endings in turn: [line, ending, line, …, last line].
+  const pieces = text.split(/(\r\n|\r|\n)/);
+  for (let i = 0; i < pieces.length; i += 2) {
+    const line = pieces[i];
+    const ending = pieces[i + 1] ?? "";
     const wide = line.includes("\t") ? detab(line) : line;
     if (fence) {
       const inside = continued(wide, fence.open);
       if (inside.matched === fence.open.length) {
-        out.push(line);
+        out.push(line + ending);
         if (closes(inside.rest, fence)) fence = null;
         continue;
       }
@@ -124,23 +131,34 @@ function inMessage(text: string): string {
     if (!lazy) open = [...open.slice(0, matched), ...opened];
     paragraph = lazy || (reading.kind !== "code" && PARAGRAPH_TEXT.has(reading.kind));
     if (reading.kind === "fence") fence = { ...reading, open };
-    if (reading.kind === "heading")
-      out.push(line.replace(/#{1,6}/, (hashes) => "#".repeat(Math.min(6, hashes.length + 3))));
-    else if (reading.kind === "underline") out.push(line.replace(/(=+|-+)(\s*)$/, "\\$1$2"));
-    else if (reading.kind === "html") out.push(line.replace("<", "\\<"));
-    else out.push(line);
+    out.push(escaped(line, reading.kind) + ending);
   }
   // A fence left open is closed at its list items' column; one in a block quote ends with the quote
   // (at the blank line after the text).
   if (fence && !fence.open.some((c) => c.kind === "quote")) {
     const col = fence.open.reduce((sum, c) => sum + (c.kind === "item" ? c.width : 0), 0);
-    out.push(" ".repeat(col) + fence.marker);
+    out.push(`\n${" ".repeat(col)}${fence.marker}`);
   }
-  return out.join("\n");
+  return out.join("");
 }
 
-/** A block quote, or a list item whose content starts `width` columns into its container's. */
-type Container = { kind: "quote" } | { kind: "item"; width: number };
+/**
+ * The line as text, not structure, if it is a heading, a setext underline, the start of an HTML
+ * block or a line some reader takes for a fence.
+ */
+function escaped(line: string, kind: Reading["kind"]): string {
+  if (kind === "heading") return line.replace(/#{1,6}/, (hashes) => "#".repeat(Math.min(6, hashes.length + 3)));
+  if (kind === "underline") return line.replace(/(=+|-+)(\s*)$/, "\\$1$2");
+  if (kind === "html") return line.replace("<", "\\<");
+  if (kind === "backticks") return line.replace("`", "\\`");
+  return line;
+}
+
+/**
+ * A block quote, or a list item whose content starts `width` columns into its container's; `empty`
+ * while the item holds nothing yet (a blank line then ends it: it may begin with one at most, §5.2).
+ */
+type Container = { kind: "quote" } | { kind: "item"; width: number; empty: boolean };
 
 /** A code fence the text opened: its marker and the containers it is in. */
 interface Fence {
@@ -149,10 +167,12 @@ interface Fence {
   open: Container[];
 }
 
-type Reading = Omit<Fence, "open"> | { kind: "heading" | "underline" | "html" | "break" | "code" | "text" | "blank" };
+type Reading =
+  | Omit<Fence, "open">
+  | { kind: "heading" | "underline" | "html" | "backticks" | "break" | "code" | "text" | "blank" };
 
 /** What is (once escaped) a paragraph's text, or goes on with one (indented code cannot interrupt it). */
-const PARAGRAPH_TEXT = new Set<Reading["kind"]>(["text", "underline", "html", "code"]);
+const PARAGRAPH_TEXT = new Set<Reading["kind"]>(["text", "underline", "html", "backticks", "code"]);
 
 /** Tabs as the spaces to the next stop of 4 (CommonMark §2.2), for reading a line's indentation. */
 function detab(line: string): string {
@@ -162,7 +182,14 @@ function detab(line: string): string {
 }
 
 const QUOTE = /^ {0,3}> ?/;
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+// `s`: an info string may hold any character, U+2028 and U+2029 too (JavaScript's `.` stops there,
+// CommonMark does not), or a fence it opens would go unseen and unclosed.
+const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/s;
+/**
+ * A blank line, or nothing after a closing fence: spaces and tabs only (§2.1). JavaScript's `\s` and
+ * trim() also take a no-break space, U+2028 and the like, which CommonMark reads as text.
+ */
+const BLANK = /^[ \t]*$/;
 
 /**
  * How many of the open containers, outermost first, the line continues (a quote: its `>`; a list
@@ -176,9 +203,13 @@ function continued(line: string, open: Container[]): { matched: number; rest: st
       const quote = QUOTE.exec(rest);
       if (!quote) break;
       rest = rest.slice(quote[0].length);
-    } else if (!rest.trim()) rest = "";
-    else if (rest.length - rest.trimStart().length >= container.width) rest = rest.slice(container.width);
-    else break;
+    } else if (BLANK.test(rest)) {
+      if (container.empty) break;
+      rest = "";
+    } else if (rest.startsWith(" ".repeat(container.width))) {
+      rest = rest.slice(container.width);
+      container.empty = false;
+    } else break;
     matched += 1;
   }
   return { matched, rest };
@@ -187,7 +218,9 @@ function continued(line: string, open: Container[]): { matched: number; rest: st
 /** Whether the line is the fence's closing fence (its character, at least as long, nothing after). */
 function closes(rest: string, fence: Omit<Fence, "open">): boolean {
   const marker = FENCE.exec(rest);
-  return !!marker && marker[1][0] === fence.marker[0] && marker[1].length >= fence.marker.length && !marker[2].trim();
+  return (
+    !!marker && marker[1][0] === fence.marker[0] && marker[1].length >= fence.marker.length && BLANK.test(marker[2])
+  );
 }
 
 /**
@@ -209,11 +242,14 @@ function readLine(line: string, start: { opened: Container[]; paragraph: boolean
   const { opened } = start;
   let rest = line;
   for (;;) {
-    if (!rest.trim()) return { kind: "blank" };
-    if (/^ {0,3}#{1,6}(\s|$)/.test(rest)) return { kind: "heading" };
+    if (BLANK.test(rest)) return { kind: "blank" };
+    if (/^ {0,3}#{1,6}([ \t]|$)/.test(rest)) return { kind: "heading" };
     const marker = FENCE.exec(rest);
-    // A fence CommonMark opens: a backtick fence's info string holds no backtick (§4.5).
+    // A fence CommonMark opens: a backtick fence's info string holds no backtick (§4.5). commonmark.js
+    // looks for that backtick with a `.` that stops at U+2028 and U+2029, so it opens a fence when
+    // one of them comes first: the line's first backtick is escaped, so no reader takes it for one.
     if (marker && !(marker[1][0] === "`" && marker[2].includes("`"))) return { kind: "fence", marker: marker[1] };
+    if (marker && /^[^`]*[\u2028\u2029]/.test(marker[2])) return { kind: "backticks" };
     // A setext underline (one `-` is one too) and a line that starts an HTML block (a heading, a
     // comment that would hide the messages after it) are escaped: text, not structure.
     if (/^ {0,3}(=+|-+)\s*$/.test(rest)) return { kind: "underline" };
@@ -222,7 +258,8 @@ function readLine(line: string, start: { opened: Container[]; paragraph: boolean
     if (/^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/.test(rest)) return { kind: "break" };
     if (/^ {4}/.test(rest)) return { kind: "code" };
     const quote = QUOTE.exec(rest);
-    const item = /^( {0,3})([-+*]|(\d{1,9})[.)])( *)(.?)/.exec(rest);
+    // `s`: content starting with U+2028 or U+2029 is content (an item with it may interrupt a paragraph).
+    const item = /^( {0,3})([-+*]|(\d{1,9})[.)])( *)(.?)/s.exec(rest);
     const interrupts = !start.paragraph || opened.length > 0 || (!!item?.[5] && (!item[3] || Number(item[3]) === 1));
     if (quote) {
       rest = rest.slice(quote[0].length);
@@ -233,7 +270,7 @@ function readLine(line: string, start: { opened: Container[]; paragraph: boolean
       const spaces = item[5] && item[4].length <= 4 ? item[4].length : 1;
       const width = item[1].length + item[2].length + spaces;
       rest = rest.slice(width);
-      opened.push({ kind: "item", width });
+      opened.push({ kind: "item", width, empty: !item[5] });
     } else return { kind: "text" };
   }
 }

@@ -4,7 +4,7 @@
 // LIMITATION: a quoted field that contains a newline is not joined with the next line; each line
 // is parsed on its own (an unterminated quote takes the rest of its line). Row numbers therefore
 // count lines, which is what the index can address without reading the whole file.
-import { readLines, type LineIndex } from "../text/line-index";
+import { lineEndByte, readLines, type LineIndex } from "../text/line-index";
 import type { RangeReader } from "../shared/range-reader";
 
 const TAIL_BYTES = 4096;
@@ -56,14 +56,16 @@ export function parseDelimitedLine(line: string, delimiter: string): string[] {
 }
 
 // Empty lines at the very end (an editor's extra newline) are not rows.
-async function trailingEmptyLines(reader: RangeReader): Promise<number> {
+async function trailingEmptyLines(reader: RangeReader, index: LineIndex): Promise<number> {
   const start = Math.max(0, reader.size - TAIL_BYTES);
   const tail = await reader.read(start, reader.size - start);
+  const eol = lineEndByte(index);
   let end = tail.length;
   const dropNewline = () => {
-    if (end > 0 && tail[end - 1] === 0x0a) {
+    if (end > 0 && tail[end - 1] === eol) {
       end--;
-      if (end > 0 && tail[end - 1] === 0x0d) end--;
+      // CRLF: the CR before an LF belongs to the line end (a CR-only file has no LF to pair).
+      if (eol === 0x0a && end > 0 && tail[end - 1] === 0x0d) end--;
       return true;
     }
     return false;
@@ -76,7 +78,7 @@ async function trailingEmptyLines(reader: RangeReader): Promise<number> {
 
 async function dataRows(reader: RangeReader, index: LineIndex): Promise<number> {
   if (index.lines <= 1) return 0;
-  return Math.max(0, index.lines - 1 - (await trailingEmptyLines(reader)));
+  return Math.max(0, index.lines - 1 - (await trailingEmptyLines(reader, index)));
 }
 
 async function header(reader: RangeReader, index: LineIndex, delimiter: string): Promise<string[]> {

@@ -29,6 +29,12 @@ export interface LineIndex {
   encodingChecked?: true;
   /** LINE_INDEX_VERSION when stored: an index of an older version (no `marks`) is built again once. */
   version?: number;
+  /**
+   * "cr" when lines end in a lone CR (classic Mac OS text, Excel for Mac's "CSV (Macintosh)");
+   * absent, they end in LF, a CR before it dropped (CRLF). An index stored before this was
+   * recorded has none and reads as LF, as it was built.
+   */
+  lineEnd?: "cr";
 }
 
 /** 2: byte-based checkpoints (`marks`, 2026-12). */
@@ -36,6 +42,13 @@ export const LINE_INDEX_VERSION = 2;
 const MARK_BYTES = 1024 * 1024;
 const NL = 0x0a;
 const CR = 0x0d;
+// How far past the first CR the indexer looks for an LF before it takes CR as the line end: a
+// CRLF file has one right after, and a lone CR in an LF file (a progress line redrawn in a log)
+// has one soon after; a CR-only file has none.
+const LINE_END_WINDOW = 64 * 1024;
+
+/** The byte that ends a line in a file of this index. */
+export const lineEndByte = (index: Pick<LineIndex, "lineEnd">): number => (index.lineEnd === "cr" ? CR : NL);
 
 export class LineIndexer {
   private readonly every: number;
@@ -46,6 +59,10 @@ export class LineIndexer {
   private lastCheckpoint = 0;
   private readonly offsets: number[] = [0];
   private readonly marks: [number, number][] = [];
+  /** The line-end byte once known; until then the bytes from the first CR are held back. */
+  private eol: number | undefined;
+  private held: Uint8Array[] = [];
+  private heldBytes = 0;
 
   constructor(every = 1000, { markBytes = MARK_BYTES }: { markBytes?: number } = {}) {
     if (!Number.isInteger(every) || every < 1) throw new RangeError("every must be a positive integer");
@@ -55,7 +72,45 @@ export class LineIndexer {
   }
 
   push(chunk: Uint8Array): void {
-    for (let i = chunk.indexOf(NL); i !== -1; i = chunk.indexOf(NL, i + 1)) {
+    if (this.eol === undefined) this.pushUndecided(chunk);
+    else this.scan(chunk);
+  }
+
+  // The line end is LF if one comes before any CR or within LINE_END_WINDOW bytes of the first CR
+  // (CRLF, or stray CRs in LF text), else CR. Bytes before the first CR or LF end no line; those
+  // from it on are held (at most the window and a chunk) until the line end is decided.
+  private pushUndecided(chunk: Uint8Array): void {
+    let rest = chunk;
+    if (this.heldBytes === 0) {
+      const nl = chunk.indexOf(NL);
+      const cr = chunk.indexOf(CR);
+      if (nl !== -1 && (cr === -1 || nl < cr)) this.eol = NL;
+      if (this.eol !== undefined || cr === -1) {
+        this.scan(chunk);
+        return;
+      }
+      this.scan(chunk.subarray(0, cr));
+      rest = chunk.subarray(cr);
+    }
+    const nl = rest.subarray(0, LINE_END_WINDOW - this.heldBytes).indexOf(NL);
+    // Copied: the caller may reuse the chunk's buffer.
+    this.held.push(rest.slice());
+    this.heldBytes += rest.length;
+    if (nl !== -1) this.decide(NL);
+    else if (this.heldBytes >= LINE_END_WINDOW) this.decide(CR);
+  }
+
+  private decide(eol: number): void {
+    this.eol = eol;
+    const held = this.held;
+    this.held = [];
+    this.heldBytes = 0;
+    for (const c of held) this.scan(c);
+  }
+
+  private scan(chunk: Uint8Array): void {
+    const eol = this.eol ?? NL;
+    for (let i = chunk.indexOf(eol); i !== -1; i = chunk.indexOf(eol, i + 1)) {
       this.newlines++;
       const start = this.bytes + i + 1;
       if (this.newlines % this.every === 0) this.offsets.push(start);
@@ -68,7 +123,10 @@ export class LineIndexer {
   }
 
   finish(): LineIndex {
-    const lines = this.newlines + (this.bytes > 0 && this.lastByte !== NL ? 1 : 0);
+    // A file that ends within the window after its first CR has no LF there: its lines end in CR.
+    if (this.eol === undefined && this.heldBytes > 0) this.decide(CR);
+    const cr = this.eol === CR;
+    const lines = this.newlines + (this.bytes > 0 && this.lastByte !== (cr ? CR : NL) ? 1 : 0);
     // A checkpoint recorded right after the final newline points at a line that does not exist.
     const needed = Math.max(1, Math.ceil(lines / this.every));
     return {
@@ -78,6 +136,7 @@ export class LineIndexer {
       offsets: this.offsets.slice(0, needed),
       marks: this.marks.filter(([line]) => line <= lines),
       markBytes: this.markBytes,
+      ...(cr ? { lineEnd: "cr" as const } : {}),
     };
   }
 }
@@ -154,6 +213,7 @@ export async function readLines(
   const first = Math.max(1, Math.floor(Number.isFinite(from) ? from : 1));
   const last = Math.min(total, Math.floor(Number.isFinite(to) ? to : total));
   const end = reader.size;
+  const eol = lineEndByte(index);
   let bytesRead = 0;
   const none = (extra: Partial<ReadLinesResult>): ReadLinesResult => ({
     lines: [],
@@ -192,7 +252,7 @@ export async function readLines(
   // On to the start of line `first`.
   while (line < first) {
     if (!(await more())) return none({ truncated: true });
-    const nl = chunk.indexOf(NL, i);
+    const nl = chunk.indexOf(eol, i);
     if (nl === -1) i = chunk.length;
     else {
       line++;
@@ -211,7 +271,7 @@ export async function readLines(
     if (target === end && target > lineStart) {
       const tail = await reader.read(end - 1, 1);
       bytesRead += tail.length;
-      if (tail[0] === NL) return none({ offsetPastLine: true });
+      if (tail[0] === eol) return none({ offsetPastLine: true });
     }
     // A newline before `target` ends the line short of it; one can only be where no checkpoint tells.
     const unseenEnd = Math.min(target, index.markBytes === undefined ? target : before.at + index.markBytes);
@@ -219,7 +279,7 @@ export async function readLines(
       if (i >= chunk.length && (bytesRead >= maxScanBytes || !(await readAt(chunkAt + chunk.length, unseenEnd))))
         return none({ truncated: true });
       const stop = Math.min(chunk.length, unseenEnd - chunkAt);
-      const nl = chunk.indexOf(NL, i);
+      const nl = chunk.indexOf(eol, i);
       if (nl !== -1 && nl < stop) return none({ offsetPastLine: true });
       i = stop;
     }
@@ -249,7 +309,9 @@ export async function readLines(
     let bytes = concatBytes(parts);
     if (cut) bytes = bytes.subarray(0, utf8SafeEnd(bytes));
     if (cut) cutAtByte = (line === first ? skipped : 0) + bytes.length;
-    else if (bytes.length > 0 && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
+    // CRLF: the CR before an LF is part of the line end.
+    else if (eol === NL && bytes.length > 0 && bytes[bytes.length - 1] === CR)
+      bytes = bytes.subarray(0, bytes.length - 1);
     let text = decoder.decode(bytes);
     if (line === 1 && skipped === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     out.push(text);
@@ -269,7 +331,7 @@ export async function readLines(
       if (!(await readAt(at))) break;
     }
     while (i < chunk.length) {
-      const nl = chunk.indexOf(NL, i);
+      const nl = chunk.indexOf(eol, i);
       const stop = nl === -1 ? chunk.length : nl;
       if (aligning) {
         // Never start inside a character: on to the next one's first byte (in this read or the next).

@@ -122,6 +122,8 @@ export function keepValidThinking(request: ModelRequest, known: ReadonlyMap<stri
   const walk = new PrefixWalk(request);
   let changed = false;
   const messages: WireMessage[] = [];
+  // The merged messages this pass made, each with its content array (its own, so later merges push in place).
+  const merged = new Map<WireMessage, ContentBlock[]>();
   request.messages.forEach((m, index) => {
     const content: ContentBlock[] = [];
     for (const b of blocksOf(m)) {
@@ -138,9 +140,18 @@ export function keepValidThinking(request: ModelRequest, known: ReadonlyMap<stri
     if (!content.length) return;
     const prev = messages[messages.length - 1];
     // A message left empty is dropped; the messages around it merge, as the API merges same-role turns.
-    if (prev && prev.role === m.role)
-      messages[messages.length - 1] = { ...prev, content: [...blocksOf(prev), ...content] };
-    else messages.push(content.length === blocksOf(m).length && typeof m.content !== "string" ? m : { ...m, content });
+    if (prev && prev.role === m.role) {
+      // Copied once, then pushed to: copying on every merge was quadratic in a run of same-role messages.
+      let blocks = merged.get(prev);
+      if (!blocks) {
+        blocks = [...blocksOf(prev)];
+        const into = { ...prev, content: blocks };
+        merged.set(into, blocks);
+        messages[messages.length - 1] = into;
+      }
+      for (const block of content) blocks.push(block);
+    } else
+      messages.push(content.length === blocksOf(m).length && typeof m.content !== "string" ? m : { ...m, content });
   });
   const out = changed ? { ...request, messages } : request;
   return loopLostItsThinking(out) ? { ...out, thinking: { type: "disabled" } } : withinMaxTokens(out);

@@ -85,15 +85,16 @@ function* sliceRun(run: string): Generator<string> {
 // The same immutable history is re-counted on every turn, so long strings are
 // memoized. Short strings are cheaper to encode than to look up.
 const MEMO_MIN_LENGTH = 256;
-// Strings up to this length are their own key (V8 caches a string's hash, so
-// lookups are O(1)); longer ones are keyed by a content hash so the memo never
-// pins megabytes of old history in a 128 MB isolate.
-const MEMO_MAX_KEY_LENGTH = 2_048;
-const MEMO_MAX_ENTRIES = 2_000;
+// Every memoized string is keyed by a content hash, never by itself, so the memo never pins old
+// history in a 128 MB isolate (50,000 strings of 2 KB as keys would be 100 MB or more). It holds
+// enough entries for one long request: the offline model counts each request three times, so at
+// 2,000 entries a tool loop of more than 2,000 long results cycled the memo and re-encoded every
+// block on every pass (4,000 steps: 3.1 s a call). An entry (its ~22-character key and the Map's
+// slot) measured about 200 bytes in Node 22, so a full memo is about 10 MB.
+const MEMO_MAX_ENTRIES = 50_000;
 const memo = new Map<string, number>();
 
 function memoKey(text: string): string {
-  if (text.length <= MEMO_MAX_KEY_LENGTH) return text;
   // Two independent 32-bit FNV-1a lanes plus the length: a collision needs all three to agree.
   const [a, b] = fnvLanes(text);
   return `\u0000#${text.length}:${a.toString(36)}:${b.toString(36)}`;

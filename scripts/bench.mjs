@@ -14,6 +14,8 @@
 //   attachments  PDF page count and page reads by bytes read, indexing throughput, a 1 GB text file
 //   counting  the token counter on 256 KiB texts with long runs (letters, CJK, minified JSON), beside its earlier cut (no stack)
 //   json-guard  the JSON value guard on a 4 MB frame, a 12 MB body and 200,000 objects, beside JSON.parse (no stack)
+//   hot-paths  five paths once superlinear (replay and thinking-guard merges, the token memo, the offline
+//              model's thinking-chain check, sentence splitter and title) at n and 2n, and the ratio (no stack)
 //   compact   the deterministic part of a compaction pass on a 1 MB turn, and the tokens it saves
 //   load      parallel conversations and senders (JSON, SSE, websocket) with folds and indexing
 //             running, then an audit of transcript, replay source and index (flags: see load.mjs)
@@ -26,6 +28,7 @@
 import { benchAttachments } from "./bench/attachments.mjs";
 import { benchCompact } from "./bench/compact.mjs";
 import { benchCounting } from "./bench/counting.mjs";
+import { benchHotPaths } from "./bench/hot-paths.mjs";
 import { benchJsonGuard } from "./bench/json-guard.mjs";
 import { benchLoad } from "./bench/load.mjs";
 import { benchPdfCorpus } from "./bench/pdf-corpus.mjs";
@@ -56,6 +59,7 @@ const benches = {
   compact: benchCompact,
   counting: benchCounting,
   "json-guard": benchJsonGuard,
+  "hot-paths": benchHotPaths,
   load: benchLoad,
   "pdf-corpus": benchPdfCorpus,
   tools: benchTools,

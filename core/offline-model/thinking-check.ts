@@ -70,9 +70,10 @@ export function checkThinking(request: WireRequest, model: ModelProfile, betas: 
     const beta = betas.includes(BETA_HEADER)
       ? ""
       : ` That setting requires the \`${BETA_HEADER}\` value in the \`anthropic-beta\` header.`;
+    const chain = sentChain(sent);
     for (const [n, entry] of sent.entries()) {
       if (dropped.has(entry.key) || entry.seal.b !== 1) continue;
-      if (walk.before.get(entry.key) !== entry.seal.p || !chainHolds(sent.slice(0, n), entry.seal)) {
+      if (walk.before.get(entry.key) !== entry.seal.p || !chainHolds(chain, { n, seal: entry.seal })) {
         throw invalid(
           `messages.${entry.i}.content.${entry.j}: Invalid \`signature\` in \`thinking\` block. The block is bound to a different conversation. Remove the block, or set \`thinking.block_binding.prefix_mismatch_behavior\` to "drop_block".${beta}`,
         );
@@ -87,14 +88,36 @@ export function checkThinking(request: WireRequest, model: ModelProfile, betas: 
   };
 }
 
-/** The blocks before B are a suffix of those B was produced after. */
-function chainHolds(before: { id: string; seal: ThinkingSeal }[], seal: ThinkingSeal): boolean {
-  if (seal.q === "") return before.length === 0;
-  if (before.length === 0) return true; // every earlier block removed from the start
-  if (before[before.length - 1].id !== seal.q) return false;
-  for (let k = 1; k < before.length; k++) if (before[k].seal.q !== before[k - 1].id) return false;
-  const rootAt = before.findIndex((entry) => entry.id === seal.r);
-  return rootAt <= 0;
+/**
+ * What chainHolds asks of every prefix of the blocks sent, found in one pass: whether the first n
+ * link one to the next (`linked[n]`), and where each id first appears. Walking each block's prefix
+ * again was quadratic in the number of thinking blocks (8,000 of them: 2.8 s).
+ */
+interface SentChain {
+  ids: string[];
+  linked: boolean[];
+  firstAt: Map<string, number>;
+}
+
+function sentChain(sent: readonly { id: string; seal: ThinkingSeal }[]): SentChain {
+  const linked = [true];
+  const firstAt = new Map<string, number>();
+  for (const [k, entry] of sent.entries()) {
+    linked.push(linked[k] && (k === 0 || entry.seal.q === sent[k - 1].id));
+    if (!firstAt.has(entry.id)) firstAt.set(entry.id, k);
+  }
+  return { ids: sent.map((entry) => entry.id), linked, firstAt };
+}
+
+/** The n blocks sent before B are a suffix of those B was produced after. */
+function chainHolds(chain: SentChain, { n, seal }: { n: number; seal: ThinkingSeal }): boolean {
+  if (seal.q === "") return n === 0;
+  if (n === 0) return true; // every earlier block removed from the start
+  if (chain.ids[n - 1] !== seal.q) return false;
+  if (!chain.linked[n]) return false;
+  // B's root, the first block it was produced after, is first among those before it or not there.
+  const rootAt = chain.firstAt.get(seal.r);
+  return rootAt === undefined || rootAt === 0 || rootAt >= n;
 }
 
 /** Thinking in the latest assistant turn stays exactly as produced: same text, same order, none of a reply's blocks missing. */

@@ -26,7 +26,7 @@ describe("countTokens (cl100k_base stand-in)", () => {
     const first = countTokens(spaced);
     expect(countTokens(spaced)).toBe(first);
     expect(countTokens(dense)).not.toBe(first);
-    const medium = " word".repeat(100); // 500 chars: keyed by the string itself
+    const medium = " word".repeat(100); // 500 chars: keyed by its hash, as every memoized string is
     expect(countTokens(medium)).toBe(countTokens(" word".repeat(100)));
     expect(countTokens(medium)).toBe(100);
   });

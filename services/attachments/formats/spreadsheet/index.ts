@@ -9,7 +9,10 @@ import { readXlsxRows, xlsxInfo } from "./xlsx";
 export const xlsxFormat = {
   kind: "spreadsheet",
   detect: (s) => s.type === XLSX_TYPE,
-  probe: async (reader) => ({ facts: { sheets: (await xlsxInfo(reader)).sheets } }),
+  async probe(reader) {
+    const { sheets, leftOut } = await xlsxInfo(reader);
+    return { facts: { sheets, ...(leftOut ? { sheetsLeftOut: leftOut } : {}) } };
+  },
   keepsKindWhenUnreadable: true,
   tools: SPREADSHEET_TOOLS,
   note: spreadsheetNote,

@@ -34,6 +34,13 @@ const SCAN_LIMIT_BYTES = 64 * 1024 * 1024;
 // The sheet header (<sheetPr>, <dimension>, <sheetViews>, <cols>) precedes <sheetData>.
 const HEADER_LIMIT_BYTES = 1024 * 1024;
 const MAX_ELEMENT_CHARS = 16 * 1024 * 1024;
+// A start tag whose attributes are read (a cell, a sheet, a relationship, the dimension): Excel's
+// longest is under 200 characters.
+const MAX_START_TAG_CHARS = 64 * 1024;
+// The facts list this many sheets, names cut at SHEET_NAME_CHARS (Excel allows 31), so a workbook
+// naming thousands of sheets (or one part under thousands of long names) stays a small stored row.
+const LISTED_SHEETS = 100;
+const SHEET_NAME_CHARS = 100;
 const P = "(?:[\\w.-]+:)?"; // an optional namespace prefix (some writers emit <x:row>)
 // The text a chunk may end in that could still begin a start tag: "<", a prefix and part of a name.
 const PARTIAL_TAG = /^<[\w.:-]*$/;
@@ -66,9 +73,65 @@ export function decodeXmlText(s: string): string {
   );
 }
 
-function attrs(tag: string): Record<string, string> {
+/** A character of an attribute name as the attribute pattern reads one: [\w:.-]. */
+function isNameChar(c: number): boolean {
+  return (c >= 48 && c <= 58) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46 || c === 45;
+}
+
+/** What a regexp's \s matches: white space and line terminators. */
+function isSpace(c: number): boolean {
+  return (
+    (c >= 9 && c <= 13) ||
+    c === 32 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * The attributes of a start tag (its text after the name), as /([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g
+ * finds them, read in one pass: that pattern retried every name at every letter of a long run with
+ * no "=" (a start tag of 160,000 letters took 20 s). No tag a writer emits comes near the bound; a
+ * longer one is refused like an element past MAX_ELEMENT_CHARS.
+ */
+export function tagAttributes(tag: string): Record<string, string> {
+  if (tag.length > MAX_START_TAG_CHARS)
+    throw new AttachmentFormatError("bad_xml", `a start tag is longer than ${MAX_START_TAG_CHARS} characters`);
   const out: Record<string, string> = {};
-  for (const m of tag.matchAll(/([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) out[m[1]] = decodeXmlText(m[2] ?? m[3]);
+  // Where a quote of each kind is known to appear no more: a value opened with it never closes, and
+  // is not looked for again to the end of the tag.
+  const noQuoteFrom = { '"': Infinity, "'": Infinity };
+  let i = 0;
+  while (i < tag.length) {
+    if (!isNameChar(tag.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    // A name that fails fails from each of its letters too: the next look starts after it.
+    const nameStart = i;
+    while (i < tag.length && isNameChar(tag.charCodeAt(i))) i++;
+    let j = i;
+    while (j < tag.length && isSpace(tag.charCodeAt(j))) j++;
+    if (tag[j] !== "=") continue;
+    j++;
+    while (j < tag.length && isSpace(tag.charCodeAt(j))) j++;
+    const quote = tag[j];
+    if (quote !== '"' && quote !== "'") continue;
+    const close = j + 1 >= noQuoteFrom[quote] ? -1 : tag.indexOf(quote, j + 1);
+    if (close < 0) {
+      noQuoteFrom[quote] = Math.min(noQuoteFrom[quote], j + 1);
+      continue;
+    }
+    out[tag.slice(nameStart, i)] = decodeXmlText(tag.slice(j + 1, close));
+    i = close + 1;
+  }
   return out;
 }
 
@@ -84,6 +147,24 @@ function resolvePart(baseDir: string, target: string): string {
 
 const dirOf = (path: string) => path.slice(0, Math.max(0, path.lastIndexOf("/")));
 
+/**
+ * findZipEntry over maps built once: a workbook may name a part for each of thousands of sheets,
+ * and a search of the whole directory for each was sheets × entries.
+ */
+function entryFinder(entries: ZipEntry[]): (name: string) => ZipEntry | undefined {
+  const exact = new Map<string, ZipEntry>();
+  const folded = new Map<string, ZipEntry>();
+  for (const e of entries) {
+    if (!exact.has(e.name)) exact.set(e.name, e);
+    const key = e.name.toLowerCase();
+    if (!folded.has(key)) folded.set(key, e);
+  }
+  return (name) => {
+    const n = name.replace(/^\/+/, "");
+    return exact.get(n) ?? folded.get(n.toLowerCase());
+  };
+}
+
 async function readRels(
   reader: RangeReader,
   entries: ZipEntry[],
@@ -94,7 +175,7 @@ async function readRels(
   if (!entry) return [];
   const xml = utf8(await readZipEntry(reader, entry, { maxBytes: SMALL_PART_BYTES }));
   return [...xml.matchAll(new RegExp(`<${P}Relationship\\b([^>]*)>`, "g"))].map((m) => {
-    const a = attrs(m[1]);
+    const a = tagAttributes(m[1]);
     return { id: a.Id ?? "", type: a.Type ?? "", target: a.Target ?? "" };
   });
 }
@@ -113,16 +194,17 @@ async function openWorkbook(reader: RangeReader): Promise<Workbook> {
   if (!new RegExp(`<${P}workbook\\b`).test(wbXml))
     throw new AttachmentFormatError("missing_entry", `not an XLSX workbook: ${wbEntry.name} is not a workbook`);
   const rels = await readRels(reader, entries, wbEntry.name);
+  // The first relationship of each id, as a search from the start finds it.
+  const relById = new Map<string, { target: string }>();
+  for (const r of rels) if (!relById.has(r.id)) relById.set(r.id, r);
+  const find = entryFinder(entries);
   const base = dirOf(wbEntry.name);
   const sheets: SheetRef[] = [];
   for (const m of wbXml.matchAll(new RegExp(`<${P}sheet\\b([^>]*)>`, "g"))) {
-    const a = attrs(m[1]);
+    const a = tagAttributes(m[1]);
     const rid = Object.entries(a).find(([k]) => k === "id" || k.endsWith(":id"))?.[1];
-    const rel = rels.find((r) => r.id === rid);
-    const entry = findZipEntry(
-      entries,
-      rel ? resolvePart(base, rel.target) : `${base}/worksheets/sheet${sheets.length + 1}.xml`,
-    );
+    const rel = rid === undefined ? undefined : relById.get(rid);
+    const entry = find(rel ? resolvePart(base, rel.target) : `${base}/worksheets/sheet${sheets.length + 1}.xml`);
     if (entry && a.name !== undefined) sheets.push({ name: a.name, entry });
   }
   const ssRel = rels.find((r) => r.type.endsWith("/sharedStrings"));
@@ -131,8 +213,18 @@ async function openWorkbook(reader: RangeReader): Promise<Workbook> {
 }
 
 /**
+ * Where a search of text (from `from`) for a start tag resumes when the next text comes: at a "<"
+ * the text ends in that could still begin one ("<" and a name so far), else past its end.
+ */
+function resumeAt(text: string, from: number): number {
+  const lt = text.lastIndexOf("<");
+  return lt >= from && text.length - lt <= PARTIAL_TAG_CHARS && PARTIAL_TAG.test(text.slice(lt)) ? lt : text.length;
+}
+
+/**
  * Streams an entry as text, handing each complete element named `tag` (any prefix) to onElement.
- * Returning false stops. Stops (complete: false) after limitBytes of uncompressed text.
+ * Returning false stops. Stops (complete: false) after limitBytes of uncompressed text; `bytes`
+ * is what was inflated.
  */
 async function streamElements(
   reader: RangeReader,
@@ -142,7 +234,7 @@ async function streamElements(
     onElement,
     limitBytes = Infinity,
   }: { entry: ZipEntry; tag: string; onElement: (xml: string) => boolean | undefined; limitBytes?: number },
-): Promise<{ complete: boolean }> {
+): Promise<{ complete: boolean; bytes: number }> {
   const open = new RegExp(`<${P}${tag}(?=[\\s/>])`, "g");
   let stopped = false;
   // An element still open when a chunk ends is read again with the next chunk, but its start tag's
@@ -165,9 +257,7 @@ async function streamElements(
         open.lastIndex = pos;
         const m = open.exec(buf);
         if (!m) {
-          // Keep only what could still become the next element's start tag: "<" and a name so far.
-          const lt = buf.lastIndexOf("<");
-          pos = lt >= pos && buf.length - lt <= PARTIAL_TAG_CHARS && PARTIAL_TAG.test(buf.slice(lt)) ? lt : buf.length;
+          pos = resumeAt(buf, pos);
           break;
         }
         const gt = buf.indexOf(">", m.index + resumeGt);
@@ -206,7 +296,7 @@ async function streamElements(
       return pos;
     },
   });
-  return { complete: r.complete && !stopped };
+  return { complete: r.complete && !stopped, bytes: r.bytes };
 }
 
 /** Column number (A = 1) of a cell reference like "AB12". */
@@ -347,6 +437,8 @@ function richText(xml: string): string {
 }
 
 type RawCell = { col: number; value: XlsxCell; sharedIndex?: number };
+/** The characters a cell's own value shows as (a shared string's are counted once it is read). */
+const valueLength = (c: RawCell) => (c.value === null ? 0 : String(c.value).length);
 /** A sheet has at most 16,384 columns (XFD): cells past it are not a spreadsheet's, and are not read (a hostile row of millions of cells stays small). */
 const MAX_COLUMNS = 16_384;
 /** A sheet has at most 1,048,576 rows. */
@@ -366,30 +458,63 @@ function rowNumberOf(rowXml: string, previous: number): number {
   return m ? Number(m[1]) : previous + 1;
 }
 
-function parseCells(rowXml: string): RawCell[] {
+/**
+ * At most `keep` characters of s, as a string of its own. A slice of a long string points into it:
+ * a value cut from its row's text would keep the whole row (megabytes) alive while the read runs.
+ */
+function ownText(s: string, keep: number): string {
+  if (keep === Infinity) return s;
+  const cut = s.length > keep ? s.slice(0, keep) : s;
+  // Slicing a joined string makes V8 copy the join into a new string first: the slice points into
+  // that copy, never into the row.
+  return ` ${cut}`.slice(1);
+}
+
+/** How much of a row parseCells keeps. */
+interface CellBounds {
+  /** Each string value keeps at most this many characters (its own copy). */
+  keep: number;
+  /**
+   * Cells stop after the first whose text, counted from the row's start (a tab for each column
+   * before it and the values so far, a shared string as none yet), passes this: what follows is
+   * past the cap the row is read for.
+   */
+  limit: number;
+}
+
+function parseCells(rowXml: string, { keep, limit }: CellBounds): RawCell[] {
   const body = rowXml.slice(rowXml.indexOf(">") + 1);
   const cells: RawCell[] = [];
   let col = 0;
+  let chars = 0;
+  const text = (s: string) => ownText(s, keep);
   eachElement(body, CELL, (found) => {
-    const a = attrs(found.attrs);
+    const a = tagAttributes(found.attrs);
     const ref = a.r ? parseRef(a.r) : null;
     col = ref ? ref.col : col + 1;
     if (col > MAX_COLUMNS) return false;
     const inner = found.inner ?? "";
     const v = firstElement(inner, VALUE)?.inner;
     const t = a.t ?? "n";
+    let cell: RawCell;
     if (t === "inlineStr") {
       const is = firstElement(inner, INLINE);
-      cells.push({ col, value: is ? richText(is.inner ?? "") : v !== undefined ? decodeXmlText(v) : null });
-    } else if (v === undefined) cells.push({ col, value: null });
-    else if (t === "s") cells.push({ col, value: null, sharedIndex: Number(v) });
-    else if (t === "b") cells.push({ col, value: v.trim() === "1" || v.trim() === "true" });
-    else if (t === "str" || t === "e" || t === "d") cells.push({ col, value: decodeXmlText(v) });
+      cell = { col, value: is ? text(richText(is.inner ?? "")) : v !== undefined ? text(decodeXmlText(v)) : null };
+    } else if (v === undefined) cell = { col, value: null };
+    else if (t === "s") {
+      // An index that is no string's is an empty cell, and never makes the read look for it.
+      const index = Number(v);
+      cell =
+        Number.isSafeInteger(index) && index >= 0 ? { col, value: null, sharedIndex: index } : { col, value: null };
+    } else if (t === "b") cell = { col, value: v.trim() === "1" || v.trim() === "true" };
+    else if (t === "str" || t === "e" || t === "d") cell = { col, value: text(decodeXmlText(v)) };
     else {
       const n = Number(v);
-      cells.push({ col, value: v.trim() !== "" && Number.isFinite(n) ? n : decodeXmlText(v) });
+      cell = { col, value: v.trim() !== "" && Number.isFinite(n) ? n : text(decodeXmlText(v)) };
     }
-    return undefined;
+    cells.push(cell);
+    if (cell.value !== null) chars += String(cell.value).length;
+    return col - 1 + chars > limit ? false : undefined;
   });
   return cells;
 }
@@ -410,43 +535,87 @@ function pickSheet(wb: Workbook, sheet: string | number): SheetRef {
   return found;
 }
 
-const DIMENSION = new RegExp(`<${P}dimension\\b[^>]*\\sref\\s*=\\s*["']([^"']*)["']`);
-const SHEET_DATA = new RegExp(`<${P}sheetData\\b`);
+type SheetSize = Omit<XlsxSheetInfo, "name">;
 
-/** The used range from <dimension>, read from the sheet's first bytes only. */
-async function dimensionOf(reader: RangeReader, entry: ZipEntry): Promise<{ rows: number; columns: number } | null> {
-  const found: { ref?: string } = {};
-  await streamZipText(reader, {
+const DIMENSION = new RegExp(`<${P}dimension\\b`, "g");
+const SHEET_DATA = new RegExp(`<${P}sheetData\\b`, "g");
+
+/**
+ * The used range from <dimension>, read from the sheet's head only (to <sheetData>, at most
+ * HEADER_LIMIT_BYTES). The head is consumed as it is searched, keeping only a start tag whose ">"
+ * has not come yet or a "<" that may begin one, and each search resumes where it stopped: a head
+ * of 1 MB costs 1 MB, not 1 MB for each chunk (nor each "<dimension" in it).
+ */
+async function dimensionOf(
+  reader: RangeReader,
+  entry: ZipEntry,
+): Promise<{ size: { rows: number; columns: number } | null; bytes: number }> {
+  let ref: string | undefined;
+  // Offsets in the head: what was consumed, where each search resumes, and a <dimension> start
+  // tag not yet ended (its start, and how far its ">" was looked for).
+  let base = 0;
+  let dimensionFrom = 0;
+  let dataFrom = 0;
+  let pending = -1;
+  let gtFrom = 0;
+  const r = await streamZipText(reader, {
     entry,
-    // Consumes nothing, so each call sees the whole head read so far.
-    onText: (head) => {
-      const m = DIMENSION.exec(head);
-      if (m) {
-        found.ref = m[1];
-        return false;
+    onText: (text, seen) => {
+      let pos = dimensionFrom - base;
+      for (;;) {
+        DIMENSION.lastIndex = pos;
+        const m = DIMENSION.exec(text);
+        if (!m) {
+          pos = resumeAt(text, pos);
+          break;
+        }
+        const nameEnd = m.index + m[0].length;
+        const gt = text.indexOf(">", base + m.index === pending ? Math.max(nameEnd, gtFrom - base) : nameEnd);
+        if (gt < 0) {
+          pending = base + m.index;
+          gtFrom = base + text.length;
+          pos = m.index;
+          break;
+        }
+        // A start tag past the bound is no writer's: passed over, as one without a ref is.
+        const tag = text.slice(nameEnd, gt);
+        const found = tag.length <= MAX_START_TAG_CHARS ? tagAttributes(tag).ref : undefined;
+        if (found !== undefined) {
+          ref = found;
+          return false;
+        }
+        pos = gt + 1;
       }
-      if (SHEET_DATA.test(head) || head.length > HEADER_LIMIT_BYTES) return false;
-      return 0;
+      dimensionFrom = base + pos;
+      SHEET_DATA.lastIndex = dataFrom - base;
+      if (SHEET_DATA.test(text) || seen > HEADER_LIMIT_BYTES) return false;
+      dataFrom = base + resumeAt(text, dataFrom - base);
+      const used = Math.min(dimensionFrom, dataFrom) - base;
+      base += used;
+      return used;
     },
-    readBytes: 16 * 1024,
+    // The <dimension> is in a sheet's first few hundred bytes: a small first read inflates little
+    // (all of it counts against the workbook's budget, and a slice can inflate 1,000-fold).
+    readBytes: 4 * 1024,
   });
-  if (found.ref === undefined) return null;
-  const parts = found.ref.split(":");
+  const none = { size: null, bytes: r.bytes };
+  if (ref === undefined) return none;
+  const parts = ref.split(":");
   const end = parseRef(parts[parts.length - 1]);
   // Some writers put "A1" in every sheet whatever it holds; that says nothing, so scan instead.
-  if (!end || (parts.length === 1 && end.row === 1 && end.col === 1)) return null;
+  if (!end || (parts.length === 1 && end.row === 1 && end.col === 1)) return none;
   // The whole grid (to row 1,048,576 or column XFD) is what a writer that did not measure claims,
   // and a row or column number past the part's byte count is more than it can plausibly hold
   // (scanning a part that small is cheap): either is counted by scanning instead.
-  if (end.row >= MAX_ROWS || end.col >= MAX_COLUMNS) return null;
-  if (end.row > entry.uncompressedSize || end.col > entry.uncompressedSize) return null;
-  return { rows: end.row, columns: end.col };
+  if (end.row >= MAX_ROWS || end.col >= MAX_COLUMNS) return none;
+  if (end.row > entry.uncompressedSize || end.col > entry.uncompressedSize) return none;
+  return { size: { rows: end.row, columns: end.col }, bytes: r.bytes };
 }
 
 async function scanSheet(
   reader: RangeReader,
-  entry: ZipEntry,
-): Promise<{ rows: number; columns: number; complete: boolean }> {
+  { entry, limitBytes }: { entry: ZipEntry; limitBytes: number },
+): Promise<{ rows: number; columns: number; complete: boolean; bytes: number }> {
   let rows = 0;
   let columns = 0;
   let previous = 0;
@@ -455,60 +624,127 @@ async function scanSheet(
     tag: "row",
     onElement: (xml) => {
       previous = rowNumberOf(xml, previous);
-      const cells = parseCells(xml);
+      // Only where the cells are counts: their values are not kept.
+      const cells = parseCells(xml, { keep: 0, limit: Infinity });
       if (cells.length) {
         rows = Math.max(rows, previous);
         columns = Math.max(columns, cells[cells.length - 1].col);
       }
     },
-    limitBytes: SCAN_LIMIT_BYTES,
+    limitBytes,
   });
-  return { rows, columns, complete: r.complete };
+  return { rows, columns, complete: r.complete, bytes: r.bytes };
 }
 
-/** Sheet names in workbook order with their row and column counts. */
-export async function xlsxInfo(reader: RangeReader): Promise<{ sheets: XlsxSheetInfo[] }> {
+/** A sheet name as the facts keep it: at most SHEET_NAME_CHARS, never half a surrogate pair. */
+function listedName(name: string): string {
+  if (name.length <= SHEET_NAME_CHARS) return name;
+  const c = name.charCodeAt(SHEET_NAME_CHARS - 1);
+  return name.slice(0, c >= 0xd800 && c <= 0xdbff ? SHEET_NAME_CHARS - 1 : SHEET_NAME_CHARS);
+}
+
+/**
+ * The workbook's first LISTED_SHEETS sheets in order with their row and column counts (names cut
+ * at SHEET_NAME_CHARS); `leftOut` counts the sheets after them. A part several sheets name is read
+ * once, and the whole workbook inflates about SCAN_LIMIT_BYTES at most, however many sheets or
+ * parts it names: a sheet measured past that is a lower bound (approximate).
+ */
+export async function xlsxInfo(reader: RangeReader): Promise<{ sheets: XlsxSheetInfo[]; leftOut: number }> {
   const wb = await openWorkbook(reader);
+  let budget = SCAN_LIMIT_BYTES;
+  const unmeasured: SheetSize = { rows: 0, columns: 0, approximate: true };
+  const measure = async (entry: ZipEntry): Promise<SheetSize> => {
+    if (budget <= 0) return unmeasured;
+    const dim = await dimensionOf(reader, entry);
+    budget -= dim.bytes;
+    if (dim.size) return dim.size;
+    if (budget <= 0) return unmeasured;
+    const scan = await scanSheet(reader, { entry, limitBytes: budget });
+    budget -= scan.bytes;
+    const size = { rows: scan.rows, columns: scan.columns };
+    return scan.complete ? size : { ...size, approximate: true };
+  };
+  const sizes = new Map<ZipEntry, SheetSize>();
   const sheets: XlsxSheetInfo[] = [];
-  for (const s of wb.sheets) {
-    const dim = await dimensionOf(reader, s.entry);
-    if (dim) sheets.push({ name: s.name, ...dim });
-    else {
-      const scan = await scanSheet(reader, s.entry);
-      sheets.push(
-        scan.complete
-          ? { name: s.name, rows: scan.rows, columns: scan.columns }
-          : { name: s.name, rows: scan.rows, columns: scan.columns, approximate: true },
-      );
+  for (const s of wb.sheets.slice(0, LISTED_SHEETS)) {
+    let size = sizes.get(s.entry);
+    if (!size) {
+      size = await measure(s.entry);
+      sizes.set(s.entry, size);
     }
+    sheets.push({ name: listedName(s.name), ...size });
   }
-  return { sheets };
+  return { sheets, leftOut: wb.sheets.length - sheets.length };
 }
 
-/** Only the shared strings the requested rows use, read in one pass that stops at the last one. */
+/** The shared strings a read asked for: their values, cut, and their lengths. */
+interface SharedStrings {
+  /** The strings kept, each cut at `keep` characters. */
+  strings: Map<number, string>;
+  /** Each string's length, counted to `keep` at most. */
+  lengths: Map<number, number>;
+}
+
+/**
+ * Only the shared strings the requested rows use, read in one pass that stops at the last one.
+ * `wanted` maps each string to where it is first used (the order its cells' text is laid out in).
+ * Each is kept cut at `keep` characters (its own copy), and while those kept pass `budget`
+ * characters, the one first used latest is let go (only its length stays), as is any later one
+ * first used after it. A row's text is at least the strings it uses: when the budget is at least
+ * the text a read can show and one string more, every string used before the read's cap is kept,
+ * and the pass ends once those are read.
+ */
 async function sharedStrings(
   reader: RangeReader,
   entry: ZipEntry | undefined,
-  wanted: Set<number>,
-): Promise<Map<number, string>> {
-  const out = new Map<number, string>();
+  { wanted, keep, budget }: { wanted: Map<number, number>; keep: number; budget: number },
+): Promise<SharedStrings> {
+  const out: SharedStrings = { strings: new Map(), lengths: new Map() };
   if (wanted.size === 0) return out;
   if (!entry)
     throw new AttachmentFormatError("missing_entry", "the workbook uses shared strings but has no sharedStrings part");
-  let max = 0;
-  for (const w of wanted) max = Math.max(max, w);
+  // The last string to read while every first use up to p is wanted: the pass stops after it.
+  const lastFor = new Float64Array(wanted.size);
+  for (const [index, at] of wanted) lastFor[at] = index;
+  for (let p = 1; p < lastFor.length; p++) lastFor[p] = Math.max(lastFor[p], lastFor[p - 1]);
+  // The string kept for each first use (-1: none); those from `cutoff` on are let go.
+  const keptAt = new Float64Array(wanted.size).fill(-1);
+  let cutoff = wanted.size;
+  let kept = 0;
   let i = 0;
   await streamElements(reader, {
     entry,
     tag: "si",
     onElement: (xml) => {
-      if (wanted.has(i)) out.set(i, richText(xml));
+      const at = wanted.get(i);
+      if (at !== undefined) {
+        const text = richText(xml);
+        const length = Math.min(text.length, keep);
+        out.lengths.set(i, length);
+        if (at < cutoff) {
+          out.strings.set(i, ownText(text, keep));
+          keptAt[at] = i;
+          kept += length;
+        }
+        while (kept > budget) {
+          cutoff--;
+          const gone = keptAt[cutoff];
+          if (gone < 0) continue;
+          out.strings.delete(gone);
+          kept -= out.lengths.get(gone) ?? 0;
+        }
+      }
       i++;
-      if (i > max) return false;
+      // Once the strings up to the cutoff are read, the text they make is past the cap there: no
+      // string first used after it can be shown, nor move where the read stops.
+      if (i > lastFor[Math.min(cutoff, wanted.size - 1)]) return false;
     },
   });
   return out;
 }
+
+/** How long a cell's value is, once its shared string (if any) is known. */
+type LengthOf = (cell: RawCell) => number;
 
 /**
  * The length of a row as its cells joined by tabs, padded to `width` (width - 1 tabs), counted no
@@ -516,17 +752,29 @@ async function sharedStrings(
  */
 function rowChars(
   cells: RawCell[],
-  { width, strings, limit }: { width: number; strings: Map<number, string>; limit: number },
+  { width, lengthOf, limit }: { width: number; lengthOf: LengthOf; limit: number },
 ): number {
   if (cells.length === 0) return 0;
   let n = width - 1;
   for (const c of cells) {
     if (c.col < 1 || c.col > width) continue;
-    const v = c.sharedIndex !== undefined ? (strings.get(c.sharedIndex) ?? null) : c.value;
-    if (v !== null) n += String(v).length;
+    n += lengthOf(c);
     if (n > limit) break;
   }
   return n;
+}
+
+/**
+ * A row's cells up to the first whose text from the row's start (a tab per column before it, and
+ * the values so far) passes `limit`: a reader cuts the row there, so what follows is never shown.
+ */
+function cellsWithin(cells: RawCell[], { lengthOf, limit }: { lengthOf: LengthOf; limit: number }): RawCell[] {
+  let n = 0;
+  for (let i = 0; i < cells.length; i++) {
+    n += lengthOf(cells[i]);
+    if (cells[i].col - 1 + n > limit) return cells.slice(0, i + 1);
+  }
+  return cells;
 }
 
 /**
@@ -534,6 +782,11 @@ function rowChars(
  * position. At most maxRows (default 5,000) rows per call; with maxChars, rows stop before the one
  * that would take their text (cells joined by tabs, rows by newlines) past it, the first row always
  * kept: a wide or long row is weighed before its array is built.
+ *
+ * With maxChars the read holds about that much text, whatever the rows hold: each value keeps at
+ * most maxChars + 1 characters (enough to tell a row is cut), the sheet is read no further than the
+ * row whose text passes maxChars (rows come in order, as the format requires), and a first row
+ * longer than that has its cells after that point left empty (null): a reader cuts it there.
  */
 export async function readXlsxRows(
   reader: RangeReader,
@@ -553,7 +806,13 @@ export async function readXlsxRows(
   const last = Math.min(requested, first + maxRows - 1);
   if (last < first) return { sheet: ref.name, rows: [], from: first, to: first - 1, truncated: false };
 
-  const got = new Map<number, RawCell[]>();
+  const keep = maxChars + 1;
+  // Each row read, with what its text is known to cost at least (shared strings not counted yet).
+  const got = new Map<number, { cells: RawCell[]; chars: number }>();
+  // Those rows' least cost, and the highest row number read: once their text (with a newline
+  // between rows) is past maxChars, no later row can be shown, and the reading stops.
+  let counted = 0;
+  let highest = first;
   let previous = 0;
   let reachedEnd = true;
   let lastUsed = 0;
@@ -566,41 +825,60 @@ export async function readXlsxRows(
         reachedEnd = false;
         return false;
       }
-      if (previous >= first) got.set(previous, parseCells(xml));
       if (previous > lastUsed && hasCell(xml)) lastUsed = previous;
+      if (previous < first) return undefined;
+      counted -= got.get(previous)?.chars ?? 0;
+      // The row's text starts after a newline for each row before it and (rows in order) their text.
+      const before = previous - first + (previous >= highest ? counted : 0);
+      highest = Math.max(highest, previous);
+      const cells = parseCells(xml, { keep, limit: maxChars - before });
+      const chars = cells.length ? cells[cells.length - 1].col - 1 + cells.reduce((n, c) => n + valueLength(c), 0) : 0;
+      got.set(previous, { cells, chars });
+      counted += chars;
+      if (highest - first + counted > maxChars) {
+        reachedEnd = false;
+        return false;
+      }
     },
   });
 
-  const wanted = new Set<number>();
-  for (const cells of got.values()) for (const c of cells) if (c.sharedIndex !== undefined) wanted.add(c.sharedIndex);
-  const strings = await sharedStrings(reader, wb.sharedStrings, wanted);
+  // Each string the rows use, with where it is first used as their text is laid out.
+  const wanted = new Map<number, number>();
+  for (const r of [...got.keys()].sort((a, b) => a - b))
+    for (const c of got.get(r)?.cells ?? [])
+      if (c.sharedIndex !== undefined && !wanted.has(c.sharedIndex)) wanted.set(c.sharedIndex, wanted.size);
+  // What a read shows is at most maxChars, and its last value at most `keep`: within twice `keep`.
+  const shared = await sharedStrings(reader, wb.sharedStrings, { wanted, keep, budget: 2 * keep });
+  const lengthOf: LengthOf = (c) =>
+    c.sharedIndex !== undefined ? (shared.lengths.get(c.sharedIndex) ?? 0) : valueLength(c);
 
   // A sheet that ends before `last` returns up to its last row; one that goes on returns the range.
   const end = reachedEnd ? Math.min(last, Math.max(first - 1, ...got.keys())) : last;
   let width = 0;
-  for (const cells of got.values()) if (cells.length) width = Math.max(width, cells[cells.length - 1].col);
-  const rows: XlsxCell[][] = [];
+  for (const { cells } of got.values()) if (cells.length) width = Math.max(width, cells[cells.length - 1].col);
+  const shown: RawCell[][] = [];
   let used = 0;
   let capped = false;
   for (let r = first; r <= end; r++) {
-    const cells = got.get(r);
-    const cost = (r > first ? 1 : 0) + rowChars(cells ?? [], { width, strings, limit: maxChars - used });
+    const cells = got.get(r)?.cells ?? [];
+    const cost = (r > first ? 1 : 0) + rowChars(cells, { width, lengthOf, limit: maxChars - used });
     if (r > first && used + cost > maxChars) {
       capped = true;
       break;
     }
     used += cost;
-    if (!cells || cells.length === 0) {
-      rows.push([]);
-      continue;
-    }
+    shown.push(cost > maxChars ? cellsWithin(cells, { lengthOf, limit: maxChars }) : cells);
+  }
+
+  const rows = shown.map((cells): XlsxCell[] => {
+    if (cells.length === 0) return [];
     const row: XlsxCell[] = new Array(width).fill(null);
     for (const c of cells) {
       if (c.col < 1 || c.col > width) continue;
-      row[c.col - 1] = c.sharedIndex !== undefined ? (strings.get(c.sharedIndex) ?? null) : c.value;
+      row[c.col - 1] = c.sharedIndex !== undefined ? (shared.strings.get(c.sharedIndex) ?? null) : c.value;
     }
-    rows.push(row);
-  }
+    return row;
+  });
   return {
     sheet: ref.name,
     rows,

@@ -11,8 +11,9 @@
  */
 import type { PdfDocument } from "./document";
 import { glyphText, namedEncoding, STANDARD, standardWidths, type Encoding } from "./encodings";
+import { byteSize } from "./filters";
 import { Lexer, type Token } from "./lexer";
-import { isInt, PdfDict, PdfError, PdfName, type PdfObj, PdfStream } from "./objects";
+import { isInt, PdfDict, PdfError, PdfName, type PdfObj, PdfStream, PdfTooLarge } from "./objects";
 
 /**
  * Receives a shown string's glyphs in order: the text of one glyph ("" when the font gives none),
@@ -195,13 +196,23 @@ function matchCodespace(spaces: Codespace[], bytes: Uint8Array, at: number): num
   return 0;
 }
 
+/** Most a /ToUnicode CMap decodes to: real ones are a few hundred KB at most. */
+const MAX_CMAP_BYTES = 8 * 1024 * 1024;
+
 async function loadCMapStream(doc: PdfDocument, o: unknown): Promise<ToUnicodeMap | null> {
   const s = await doc.resolve(o as never);
   if (!(s instanceof PdfStream)) return null;
   try {
-    return parseCMap(await doc.streamBytes(s, 8 * 1024 * 1024));
+    return parseCMap(await doc.streamBytes(s, MAX_CMAP_BYTES));
   } catch (err) {
-    if (!(err instanceof PdfError) || err.message === "the PDF is encrypted") throw err;
+    // Too large is no damage: without its CMap the font's glyphs would be unmapped, and an
+    // unmapped glyph sends the page to pdf.js, which would decode this CMap with no limit.
+    if (err instanceof PdfTooLarge && err.limit === MAX_CMAP_BYTES)
+      throw new PdfTooLarge(
+        `a font's /ToUnicode CMap decodes to more than ${byteSize(MAX_CMAP_BYTES)}, the most the reader takes`,
+        MAX_CMAP_BYTES,
+      );
+    if (!(err instanceof PdfError) || err instanceof PdfTooLarge || err.message === "the PDF is encrypted") throw err;
     return null; // a damaged CMap costs this font its text, not the page
   }
 }

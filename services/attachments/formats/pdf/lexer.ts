@@ -35,6 +35,30 @@ export type Token =
 
 export const EOF: Token = { t: "eof" };
 
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * A string token's bytes, in a buffer grown by doubling: a content stream may hold one string of
+ * megabytes, which an array of numbers would hold at eight bytes a byte, several times over.
+ */
+class StringBytes {
+  private buf = NO_BYTES;
+  private n = 0;
+
+  push(byte: number): void {
+    if (this.n === this.buf.length) {
+      const next = new Uint8Array(Math.max(32, this.buf.length * 2));
+      next.set(this.buf);
+      this.buf = next;
+    }
+    this.buf[this.n++] = byte;
+  }
+
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.n);
+  }
+}
+
 export class Lexer {
   pos: number;
   constructor(
@@ -158,7 +182,7 @@ export class Lexer {
   private hexString(): Uint8Array {
     const b = this.buf;
     let i = this.pos + 1;
-    const out: number[] = [];
+    const out = new StringBytes();
     let hi = -1;
     for (;;) {
       if (i >= b.length) {
@@ -177,14 +201,14 @@ export class Lexer {
     }
     if (hi >= 0) out.push(hi * 16);
     this.pos = i;
-    return Uint8Array.from(out);
+    return out.bytes();
   }
 
   private literalString(): Uint8Array {
     const b = this.buf;
     let i = this.pos + 1;
     let depth = 1;
-    const out: number[] = [];
+    const out = new StringBytes();
     const need = () => {
       if (i >= b.length) {
         if (!this.complete) this.more();
@@ -238,6 +262,6 @@ export class Lexer {
       } else out.push(c);
     }
     this.pos = i;
-    return Uint8Array.from(out);
+    return out.bytes();
   }
 }

@@ -1,11 +1,25 @@
 /**
  * The PDF object model (ISO 32000-1 §7.3): names, references, strings, dictionaries, streams and
- * bare keywords, plus the reader's two errors. Lexing is lexer.ts, parsing parser.ts.
+ * bare keywords, plus the reader's errors. Lexing is lexer.ts, parsing parser.ts.
  */
 
 /** Every failure of the PDF reader: not a PDF, damaged structure, unsupported feature. */
 export class PdfError extends Error {
   override readonly name = "PdfError";
+}
+
+/**
+ * A stream decodes to more than the reader takes (`limit` bytes): a small compressed stream can
+ * expand a thousandfold. Final: what the own reader refuses for size is never handed to pdf.js,
+ * which would decode all of it with no limit in a Worker's 128 MB.
+ */
+export class PdfTooLarge extends PdfError {
+  constructor(
+    message: string,
+    readonly limit: number,
+  ) {
+    super(message);
+  }
 }
 
 /** Internal: the buffer ended inside a token or object; read more bytes and parse again. */

@@ -6,10 +6,19 @@ import { NeedMoreData, PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfR
 const MAX_DEPTH = 64;
 
 /**
+ * Array elements and dictionary entries a caller lets its parses keep, nested ones included; past
+ * it they are read and dropped. A content stream's operands take one (text.ts): 16 MB of `()`
+ * in one array would otherwise be eight million string objects, gigabytes.
+ */
+export interface ItemBudget {
+  left: number;
+}
+
+/**
  * Parses one object from the lexer. Returns a `PdfKeyword` for a bare keyword (operators,
  * `endobj`, `stream`, ...), so callers decide what keywords mean in their context.
  */
-export function parseObject(lx: Lexer, depth = 0): PdfObj | PdfKeyword {
+export function parseObject(lx: Lexer, depth = 0, items?: ItemBudget): PdfObj | PdfKeyword {
   if (depth > MAX_DEPTH) throw new PdfError("PDF object nesting is too deep");
   const tok = lx.next();
   switch (tok.t) {
@@ -39,12 +48,12 @@ export function parseObject(lx: Lexer, depth = 0): PdfObj | PdfKeyword {
           if (t.t === "punct" && t.v === "]") return arr;
           if (t.t === "eof") throw new PdfError("unterminated array in a PDF object");
           lx.pos = save;
-          const o = parseObject(lx, depth + 1);
+          const o = parseObject(lx, depth + 1, items);
           if (o instanceof PdfKeyword) {
             if (o.word === "endobj" || o.word === "stream") throw new PdfError("unterminated array in a PDF object");
             continue; // tolerate stray keywords inside arrays
           }
-          arr.push(o);
+          if (!items || items.left-- > 0) arr.push(o);
         }
       }
       if (tok.v === "<<") {
@@ -65,12 +74,10 @@ export function parseObject(lx: Lexer, depth = 0): PdfObj | PdfKeyword {
             return new PdfDict(map);
           }
           lx.pos = save;
-          const v = parseObject(lx, depth + 1);
-          if (v instanceof PdfKeyword) {
-            if (v.word === "endobj" || v.word === "stream")
-              throw new PdfError("unterminated dictionary in a PDF object");
-            map.set(t.v, null);
-          } else map.set(t.v, v);
+          const v = parseObject(lx, depth + 1, items);
+          if (v instanceof PdfKeyword && (v.word === "endobj" || v.word === "stream"))
+            throw new PdfError("unterminated dictionary in a PDF object");
+          if (!items || items.left-- > 0) map.set(t.v, v instanceof PdfKeyword ? null : v);
         }
       }
       if (tok.v === "{") {

@@ -15,20 +15,22 @@
  * What the own reader cannot do goes to pdf.js (pdfjs.ts) over the same ranged reads: a file
  * whose cross-reference data or page tree it cannot read (pdf.js rebuilds the xref by scanning),
  * encrypted files (the empty user password, or `password`), and pages whose fonts it cannot map
- * to text. `pageCountSource` says which reader found the count.
+ * to text. `pageCountSource` says which reader found the count. What it refuses as too large
+ * (PdfTooLarge: a stream decoding past its limit, 16 MB for a page's content) never goes to
+ * pdf.js, which would decode all of it with no limit: the page, or the file, is an error.
  *
  * Every failure is a `PdfError` with a readable message; loops and reads are bounded.
  */
 import { PdfDocument } from "./document";
 import { decodeTextString } from "./encodings";
 import { RangeReadError } from "./object-reader";
-import { isName, PdfError, PdfString } from "./objects";
+import { isName, PdfError, PdfString, PdfTooLarge } from "./objects";
 import { NEEDS_PASSWORD, openWithPdfjs, PdfReadFailed, type PdfjsDocument } from "./pdfjs";
 import { extractPageText, type TextContext } from "./text";
 import type { RangeReader } from "../shared/range-reader";
 import { sliceWhole } from "../../../../core/text-cut";
 
-export { PdfError } from "./objects";
+export { PdfError, PdfTooLarge } from "./objects";
 export { NEEDS_PASSWORD, usePdfjsCMaps, WRONG_PASSWORD } from "./pdfjs";
 
 export interface PdfInfo {
@@ -70,7 +72,7 @@ export async function probePdf(source: RangeReader, opts: { password?: string } 
   try {
     own = await probeOwn(reader);
   } catch (err) {
-    if (!(err instanceof PdfError) || notPdf(err)) throw err;
+    if (!(err instanceof PdfError) || notPdf(err) || err instanceof PdfTooLarge) throw err;
     const pdfjs = await openOrExplain(reader, opts.password, err);
     if (pdfjs === "password")
       return {
@@ -248,7 +250,7 @@ export async function readPdfPages(
       if (doc.encrypted) doc = null;
       else ({ node: root, count } = await guard(() => doc!.pagesRoot()));
     } catch (err) {
-      if (!(err instanceof PdfError) || notPdf(err)) throw err;
+      if (!(err instanceof PdfError) || notPdf(err) || err instanceof PdfTooLarge) throw err;
       doc = null;
       count = (await viaPdfjs(err)).pageCount;
     }
@@ -289,6 +291,16 @@ export async function readPdfPages(
           }
         } catch (err) {
           if (!(err instanceof PdfError)) throw err;
+          // Too large for the own reader is too large for pdf.js, which has no limit at all: an
+          // error naming the page (other pages still read), or an empty page for the index.
+          if (err instanceof PdfTooLarge) {
+            if (!skipUnreadable)
+              throw new PdfTooLarge(
+                `page ${p} is too large to read: ${err.message}; read the pages around it on their own`,
+                err.limit,
+              );
+            text = "";
+          }
         }
       }
       if (text === null) {

@@ -26,16 +26,35 @@ import {
 } from "./geometry";
 import { GlyphLayout, type PlacedGlyph, TextSink, WORD_GAP_EM } from "./layout";
 import { isWhite, Lexer } from "./lexer";
-import { isName, type PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfStream, PdfString } from "./objects";
+import { byteSize, MAX_DECODED_BYTES } from "./filters";
+import {
+  isName,
+  type PdfDict,
+  PdfError,
+  PdfKeyword,
+  PdfName,
+  type PdfObj,
+  PdfStream,
+  PdfString,
+  PdfTooLarge,
+} from "./objects";
 import type { PageLeaf } from "./page-tree";
-import { parseObject } from "./parser";
+import { type ItemBudget, parseObject } from "./parser";
 import { concatBytes } from "../shared/bytes";
 
 const MAX_FORM_DEPTH = 8;
 const MAX_FORMS_PER_PAGE = 256;
 const MAX_OPERANDS = 64;
-/** Decoded content (page streams and forms together) one page may expand to. */
-const MAX_PAGE_CONTENT_BYTES = 48 * 1024 * 1024;
+/**
+ * Array elements and dictionary entries the operands of one operator may hold, nested ones
+ * included: a `TJ` array of a long line has a few hundred. Past it they are read and dropped.
+ */
+const MAX_OPERAND_ITEMS = 65_536;
+/**
+ * Decoded content (page streams and forms together) one page may expand to. Past it the page is
+ * refused (PdfTooLarge), never read in part. The largest page on the corpus bench is 3.2 MB.
+ */
+const MAX_PAGE_CONTENT_BYTES = MAX_DECODED_BYTES;
 
 /** For strings shown with no usable font selected (broken files): read the bytes as WinAnsi. */
 const FALLBACK_FONT: FontDecoder = {
@@ -67,6 +86,9 @@ function num(o: PdfObj | undefined): number {
  * its glyphs are only counted, not placed: the counts (`glyphs`, `unmapped`, `guessed`) are the
  * whole page's whatever the cap, so the caller picks the same reader for a capped read and for
  * the read that goes on from its cut (or an uncapped one), and their texts agree.
+ *
+ * Content decoding past MAX_PAGE_CONTENT_BYTES (a form's included, wherever it comes) is a
+ * PdfTooLarge for the whole page, whatever was read before it.
  */
 export async function extractPageText(
   doc: PdfDocument,
@@ -84,14 +106,13 @@ export async function extractPageText(
   }
   const state = { forms: 0, budget: MAX_PAGE_CONTENT_BYTES };
   const parts: Uint8Array[] = [];
-  const newline = Uint8Array.of(10);
-  for (const s of streams) parts.push(await decode(doc, s, state), newline);
+  for (const s of streams) parts.push(await decode(doc, s, state));
   const sink = new TextSink(maxChars);
   const layout = new GlyphLayout(sink);
   try {
     const text: TextState = { font: null, size: 0, charSpacing: 0, wordSpacing: 0, hScale: 1, leading: 0, rise: 0 };
     await interpret(doc, {
-      content: concatBytes(parts),
+      content: parts,
       resources: leaf.resources,
       ctx,
       layout,
@@ -104,8 +125,14 @@ export async function extractPageText(
       },
     });
   } catch (err) {
-    // Damaged content: keep the text read so far; structural errors still surface.
-    if (!(err instanceof PdfError) || err.message === "the PDF is encrypted" || err.message.startsWith("unsupported"))
+    // Damaged content: keep the text read so far; structural errors still surface, and so does
+    // content too large to read (a form's, or a font's CMap), which refuses the page whole.
+    if (
+      !(err instanceof PdfError) ||
+      err instanceof PdfTooLarge ||
+      err.message === "the PDF is encrypted" ||
+      err.message.startsWith("unsupported")
+    )
       throw err;
   }
   layout.finish();
@@ -118,11 +145,68 @@ export async function extractPageText(
   };
 }
 
+const pageTooLarge = () =>
+  new PdfTooLarge(
+    `its content decodes to more than ${byteSize(MAX_PAGE_CONTENT_BYTES)}, the most one page may have`,
+    MAX_PAGE_CONTENT_BYTES,
+  );
+
+/** One content stream decoded within what is left of the page's budget. */
 async function decode(doc: PdfDocument, s: PdfStream, state: { budget: number }): Promise<Uint8Array> {
-  if (state.budget <= 0) throw new PdfError("the page's content is too large to read (over 48 MB decoded)");
-  const bytes = await doc.streamBytes(s, state.budget);
-  state.budget -= bytes.length;
-  return bytes;
+  if (state.budget <= 0) throw pageTooLarge();
+  try {
+    const bytes = await doc.streamBytes(s, state.budget);
+    state.budget -= bytes.length;
+    return bytes;
+  } catch (err) {
+    // Past what is left of the page's budget (not some other limit met on the way, such as an
+    // object stream's): said as the page's limit, since that is the one the page went past.
+    if (err instanceof PdfTooLarge && err.limit === state.budget) throw pageTooLarge();
+    throw err;
+  }
+}
+
+const NEWLINE = Uint8Array.of(10);
+
+/**
+ * A page's content streams read as one, each from its own buffer, never joined into a copy of
+ * them all. Streams split between tokens (§7.8.2), not always between objects: an operand array
+ * or dictionary that runs on past a stream's end is read again from its start with the next
+ * stream joined on (the one copy made, of that next stream only).
+ */
+class ContentReader {
+  lx: Lexer;
+  private part = 0;
+
+  constructor(
+    private readonly parts: Uint8Array[],
+    /** What the operands of one operator may hold; the caller refills it at each operator. */
+    readonly items: ItemBudget,
+  ) {
+    this.lx = new Lexer(parts[0] ?? new Uint8Array(0), 0, true);
+  }
+
+  /** Moves on to the next stream at the end of one; true at the end of the last. */
+  atEnd(): boolean {
+    while (this.lx.atEnd()) {
+      if (this.part + 1 >= this.parts.length) return true;
+      this.lx = new Lexer(this.parts[++this.part], 0, true);
+    }
+    return false;
+  }
+
+  next(): PdfObj | PdfKeyword {
+    const lx = this.lx;
+    const at = lx.pos;
+    try {
+      return parseObject(lx, 0, this.items);
+    } catch (err) {
+      if (!(err instanceof PdfError) || this.part + 1 >= this.parts.length || lx.pos < lx.buf.length) throw err;
+      this.parts[this.part + 1] = concatBytes([lx.buf.subarray(at), NEWLINE, this.parts[this.part + 1]]);
+      this.lx = new Lexer(this.parts[++this.part], 0, true);
+      return this.next();
+    }
+  }
 }
 
 async function fontFor(
@@ -184,7 +268,8 @@ async function interpret(
     depth,
     inherited,
   }: {
-    content: Uint8Array;
+    /** The content streams, in order: one for a form. */
+    content: Uint8Array[];
     resources: PdfDict | null;
     ctx: TextContext;
     layout: GlyphLayout;
@@ -194,7 +279,7 @@ async function interpret(
   },
 ): Promise<void> {
   const sink = layout.sink;
-  const lx = new Lexer(content, 0, true);
+  const src = new ContentReader([...content], { left: MAX_OPERAND_ITEMS });
   const operands: PdfObj[] = [];
   let gs: GraphicsState = { ...inherited, text: { ...inherited.text } };
   const saved: GraphicsState[] = [];
@@ -300,9 +385,9 @@ async function interpret(
     moveLine(0, -gs.text.leading);
     layout.lineMove();
   };
-  while (!lx.atEnd()) {
+  while (!src.atEnd()) {
     pastCap = sink.full;
-    const o = parseObject(lx);
+    const o = src.next();
     word = null;
     if (!(o instanceof PdfKeyword)) {
       if (operands.length >= MAX_OPERANDS) operands.shift();
@@ -421,11 +506,11 @@ async function interpret(
         break;
       case "BI": {
         // Inline image: dictionary entries up to ID, then binary data up to EI.
-        for (let i = 0; i < 256 && !lx.atEnd(); i++) {
-          const k = parseObject(lx);
+        for (let i = 0; i < 256 && !src.lx.atEnd(); i++) {
+          const k = parseObject(src.lx, 0, src.items);
           if (k instanceof PdfKeyword && k.word === "ID") break;
         }
-        skipInlineImage(lx);
+        skipInlineImage(src.lx);
         break;
       }
       case "Do": {
@@ -443,7 +528,7 @@ async function interpret(
         const clip = bbox ? intersect(gs.clip, transformBox(bbox, ctm)) : gs.clip;
         layout.lineMove();
         await interpret(doc, {
-          content: await decode(doc, x, state),
+          content: [await decode(doc, x, state)],
           resources: formRes,
           ctx,
           layout,
@@ -467,5 +552,6 @@ async function interpret(
         }
     }
     operands.length = 0;
+    src.items.left = MAX_OPERAND_ITEMS;
   }
 }

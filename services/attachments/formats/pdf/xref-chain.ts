@@ -1,9 +1,9 @@
 // Finds `startxref` at the file's end and follows the cross-reference chain (`/Prev`, `/XRefStm`;
 // the newest section's entry wins), giving object lookup and the merged trailer.
 import { lastIndexOf, latin1 } from "./bytes";
-import { decodeStream } from "./filters";
+import { byteSize, decodeStream, MAX_DECODED_BYTES } from "./filters";
 import type { ObjectReader } from "./object-reader";
-import { isInt, isName, PdfDict, PdfError, type PdfObj, type PdfStream } from "./objects";
+import { isInt, isName, PdfDict, PdfError, type PdfObj, type PdfStream, PdfTooLarge } from "./objects";
 import { parseValue } from "./parser";
 import { openClassicSection, StreamSection, type XrefEntry, type XrefSection } from "./xref";
 import { concatBytes } from "../shared/bytes";
@@ -11,6 +11,11 @@ import { concatBytes } from "../shared/bytes";
 const TAIL_BYTES = 1024;
 const TAIL_BYTES_RETRY = 16 * 1024;
 const MAX_PREV_HOPS = 64;
+/**
+ * Decoded cross-reference streams the whole chain may hold (they stay for the document's life):
+ * one limit for all of them, not one per /Prev hop. The corpus bench's largest is 0.4 MB.
+ */
+const MAX_XREF_STREAM_BYTES = MAX_DECODED_BYTES;
 
 /** Encoded bytes of a stream (the document's reader, so its accounting sees xref streams too). */
 type RawBytes = (s: PdfStream) => Promise<Uint8Array>;
@@ -21,6 +26,7 @@ export class XrefChain {
   /** Newest first, as lookups search them. */
   private sections: XrefSection[] = [];
   private sectionOffsets: number[] = [];
+  private streamBytes = 0;
 
   private constructor(
     private readonly io: ObjectReader,
@@ -87,8 +93,9 @@ export class XrefChain {
       try {
         trailer = await this.loadSection(off);
       } catch (err) {
-        // The newest section must load; a damaged older one (via /Prev) ends the chain.
-        if (hop === 0 || !(err instanceof PdfError)) throw err;
+        // The newest section must load; a damaged older one (via /Prev) ends the chain. One too
+        // large to read is no damage: the file is refused, never left to pdf.js to decode.
+        if (hop === 0 || !(err instanceof PdfError) || err instanceof PdfTooLarge) throw err;
         break;
       }
       // The newest trailer's keys win; older trailers only fill gaps.
@@ -100,13 +107,28 @@ export class XrefChain {
         try {
           await this.loadSection(xrefStm);
         } catch (err) {
-          if (!(err instanceof PdfError)) throw err;
+          if (!(err instanceof PdfError) || err instanceof PdfTooLarge) throw err;
         }
       }
       const prev = trailer.get("Prev");
       off = isInt(prev) && prev >= 0 && prev < this.io.size ? prev : null;
     }
     if (!this.trailer.has("Root")) throw new PdfError("broken cross-reference data: the trailer has no /Root");
+  }
+
+  /** A cross-reference stream's rows, within what the chain's streams may hold together. */
+  private async decodeXrefStream(s: PdfStream): Promise<Uint8Array> {
+    try {
+      const data = await decodeStream(s.dict, await this.rawBytes(s), MAX_XREF_STREAM_BYTES - this.streamBytes);
+      this.streamBytes += data.length;
+      return data;
+    } catch (err) {
+      if (!(err instanceof PdfTooLarge)) throw err;
+      throw new PdfTooLarge(
+        `the cross-reference streams decode to more than ${byteSize(MAX_XREF_STREAM_BYTES)}, the most the reader takes`,
+        MAX_XREF_STREAM_BYTES,
+      );
+    }
   }
 
   /** Loads the section at `off`, appends it to `sections`, returns its trailer dictionary. */
@@ -146,7 +168,7 @@ export class XrefChain {
       if (!s || !isName(s.dict.get("Type"), "XRef"))
         throw new PdfError(`broken cross-reference data: the object at offset ${off} is not a cross-reference stream`);
       // The xref stream itself is never encrypted; its params are direct objects (§7.5.8.2).
-      const data = await decodeStream(s.dict, await this.rawBytes(s));
+      const data = await this.decodeXrefStream(s);
       const size = s.dict.get("Size");
       const section = StreamSection.create(data, {
         wRaw: s.dict.get("W"),

@@ -131,8 +131,10 @@ export function truncateToTokens(text: string, maxTokens: number): string {
   let prefix = getEncoder()
     .decode(tokens.slice(0, maxTokens))
     .replace(/\uFFFD+$/u, "");
-  // Re-tokenizing a prefix can merge differently; shave characters until it really fits.
-  while (prefix.length > 0 && countTokens(prefix) > maxTokens) prefix = prefix.slice(0, -1);
+  // Re-tokenizing a prefix can merge differently; shave characters until it really fits (whole
+  // ones: a pair's low half shaved alone left a lone surrogate at the end).
+  while (prefix.length > 0 && countTokens(prefix) > maxTokens)
+    prefix = prefix.slice(0, wholeAt(prefix, prefix.length - 1));
   return prefix;
 }
 

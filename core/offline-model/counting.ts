@@ -5,6 +5,7 @@
  * the visible summary, as the real API bills the full thinking as input.
  */
 import { countBlockTokens, countTokens, countToolTokens, MESSAGE_OVERHEAD_TOKENS, truncateToTokens } from "../tokens";
+import { wholeAt } from "../text-cut";
 import type { WireBlock } from "./wire";
 
 export interface Counter {
@@ -25,7 +26,8 @@ export const textTokens = (text: string, ratio: number): number => scale(countTo
 export function truncateToModelTokens(text: string, max: number, ratio: number): string {
   const permille = Math.round(ratio * 1000);
   let cut = truncateToTokens(text, Math.floor((max * 1000) / permille));
-  while (cut.length > 0 && textTokens(cut, ratio) > max) cut = cut.slice(0, -1);
+  // Shaved a whole character at a time, never half a surrogate pair.
+  while (cut.length > 0 && textTokens(cut, ratio) > max) cut = cut.slice(0, wholeAt(cut, cut.length - 1));
   return cut;
 }
 

@@ -78,6 +78,55 @@ describe("truncateToTokens", () => {
   });
 });
 
+describe("truncateToTokens on characters beyond U+FFFF", () => {
+  // Shaving a prefix one UTF-16 unit at a time could stop between a pair's halves, and the stand-in's
+  // reply cut at max_tokens then ended in a lone surrogate (stored, it makes the export unimportable).
+  it("never ends inside a surrogate pair (seeded mixed-script texts, runs of up to 80 of a character)", () => {
+    const alphabet = [
+      "a",
+      "b",
+      "Z",
+      "é",
+      "中",
+      "文",
+      "𠀀",
+      "𝐀",
+      "😀",
+      "👍🏽",
+      "-",
+      "=",
+      ".",
+      "!",
+      " ",
+      "  ",
+      "\n",
+      "\t",
+      "1",
+      "9",
+      "\u0301",
+      "'s",
+      "\uFFFD",
+    ];
+    let seed = 12_345;
+    const rnd = () => {
+      seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    for (let k = 0; k < 60; k++) {
+      let text = "";
+      for (let len = 20 + Math.floor(rnd() * 900); text.length < len; ) {
+        const ch = alphabet[Math.floor(rnd() * alphabet.length)];
+        text += ch.repeat(rnd() < 0.3 ? 1 + Math.floor(rnd() * 80) : 1);
+      }
+      const max = 1 + Math.floor(rnd() * countTokens(text));
+      const cut = truncateToTokens(text, max);
+      expect(cut.isWellFormed(), `text ${k} at ${max} tokens`).toBe(true);
+      expect(text.startsWith(cut)).toBe(true);
+      expect(countTokens(cut)).toBeLessThanOrEqual(max);
+    }
+  });
+});
+
 describe("countRequestTokens", () => {
   it("follows the documented formula", () => {
     const request = {

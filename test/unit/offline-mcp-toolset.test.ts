@@ -5,14 +5,13 @@
 // SDK's own types vouch for them; the page's validation rules are checked on the raw wire.
 import type Anthropic from "@anthropic-ai/sdk";
 import { beforeEach, describe, expect, it } from "vitest";
-import { handleMessagesRequest, resetOfflineCache } from "../../core/offline-model";
-import { makeClient, rejection } from "./offline-model-client";
+import { resetOfflineCache } from "../../core/offline-model";
+import { FIXTURE_DAY, fieldsOnFixtureDay, makeClient, rejection } from "./offline-model-client";
 
 type BetaParams = Anthropic.Beta.Messages.MessageCreateParamsNonStreaming;
 
 beforeEach(() => resetOfflineCache());
 
-const DEC_3 = Date.UTC(2026, 11, 3, 12);
 const CURRENT = "mcp-client-2025-11-20";
 const LATER = "mcp-client-2026-09-15";
 
@@ -32,29 +31,10 @@ const basic: BetaParams = {
   betas: [CURRENT],
 };
 
-async function post(
-  body: Record<string, unknown>,
-  { beta, path = "/v1/messages" }: { beta?: string; path?: string } = {},
-): Promise<{ status: number; message?: string }> {
-  const response = await handleMessagesRequest(
-    new Request(`https://offline-model.invalid${path}`, {
-      method: "POST",
-      headers: beta ? { "anthropic-beta": beta } : {},
-      body: JSON.stringify({
-        model: "claude-sonnet-5-5",
-        ...(path === "/v1/messages" ? { max_tokens: 1024 } : {}),
-        messages: [{ role: "user", content: "Hello." }],
-        ...body,
-      }),
-    }),
-    { now: () => DEC_3 },
-  );
-  const json = (await response.json()) as { error?: { message: string } };
-  return { status: response.status, message: json.error?.message };
-}
+const post = fieldsOnFixtureDay;
 
 describe("mcp_toolset, as the connector docs and the pinned SDK give it", () => {
-  const client = makeClient({ now: () => DEC_3 });
+  const client = makeClient({ now: () => FIXTURE_DAY });
 
   it("takes the docs' basic request under mcp-client-2025-11-20 and mcp-client-2026-09-15", async () => {
     for (const beta of [CURRENT, LATER]) {

@@ -57,6 +57,32 @@ export function postOnFixtureDay(body: unknown, headers: Record<string, string> 
   );
 }
 
+/**
+ * A one-line request to a current model with `body`'s fields laid over it, sent raw to `path`
+ * (anthropic-beta: `beta`) and answered as on FIXTURE_DAY: its status and error message, if any.
+ */
+export async function fieldsOnFixtureDay(
+  body: Record<string, unknown>,
+  { beta, path = "/v1/messages" }: { beta?: string; path?: string } = {},
+): Promise<{ status: number; message?: string }> {
+  const response = await handleMessagesRequest(
+    new Request(BASE_URL + path, {
+      method: "POST",
+      headers: beta ? { "anthropic-beta": beta } : {},
+      body: JSON.stringify({
+        model: HELLO.model,
+        // count_tokens takes no max_tokens.
+        ...(path === "/v1/messages" ? { max_tokens: HELLO.max_tokens } : {}),
+        messages: HELLO.messages,
+        ...body,
+      }),
+    }),
+    { now: () => FIXTURE_DAY },
+  );
+  const json = (await response.json()) as { error?: { message: string } };
+  return { status: response.status, message: json.error?.message };
+}
+
 export async function rawPost(body: unknown, path = "/v1/messages"): Promise<Response> {
   return handleMessagesRequest(new Request(BASE_URL + path, { method: "POST", body: JSON.stringify(body) }));
 }

@@ -2,34 +2,12 @@
 // forced tool use with adaptive thinking per model, the beta-gated body fields (each header version,
 // count_tokens too), citations all-or-nothing beside server tool documents, and a PDF's bytes.
 import { beforeEach, describe, expect, it } from "vitest";
-import { handleMessagesRequest, resetOfflineCache } from "../../core/offline-model";
-import { TOOLS } from "./offline-model-client";
+import { resetOfflineCache } from "../../core/offline-model";
+import { fieldsOnFixtureDay, TOOLS } from "./offline-model-client";
 
 beforeEach(() => resetOfflineCache());
 
-const DEC_3 = Date.UTC(2026, 11, 3, 12);
-
-async function post(
-  body: Record<string, unknown>,
-  { beta, path = "/v1/messages" }: { beta?: string; path?: string } = {},
-): Promise<{ status: number; message?: string }> {
-  const base = path === "/v1/messages" ? { max_tokens: 1024 } : {};
-  const response = await handleMessagesRequest(
-    new Request(`https://offline-model.invalid${path}`, {
-      method: "POST",
-      headers: beta ? { "anthropic-beta": beta } : {},
-      body: JSON.stringify({
-        model: "claude-sonnet-5-5",
-        ...base,
-        messages: [{ role: "user", content: "Hello." }],
-        ...body,
-      }),
-    }),
-    { now: () => DEC_3 },
-  );
-  const json = (await response.json()) as { error?: { message: string } };
-  return { status: response.status, message: json.error?.message };
-}
+const post = fieldsOnFixtureDay;
 
 const THINKING_REFUSAL = "Thinking may not be enabled when tool_choice forces tool use.";
 

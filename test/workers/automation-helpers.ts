@@ -1,6 +1,6 @@
 // What the automation tests share: firing the cron trigger, reading an automation's runs,
-// creating an hourly automation through the API, a run claimed as the trigger leaves it, and a
-// client tool for a run's turn to call.
+// creating an hourly automation through the API, a run claimed as the trigger leaves it, a client
+// tool for a run's turn to call, and a person's turn on a channel paused on that tool.
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import chat from "../../workers/chat/index";
@@ -75,4 +75,25 @@ export async function createClientTool(key: string, name: string): Promise<void>
     { key },
   );
   if (tool.status !== 201) throw new Error(`${tool.status} ${tool.text}`);
+}
+
+/**
+ * A person's turn on the channel that calls the client tool `tool` (createClientTool) and so
+ * pauses: the channel's conversation refuses other turns until it is answered or stopped.
+ * Returns the person's turn id and the channel's conversation id.
+ */
+export async function pauseChannelOnClientTool(
+  key: string,
+  { channel, tool }: { channel: string; tool: string },
+): Promise<{ turnId: string; conversationId: string }> {
+  const person = await api(
+    "POST",
+    `/v1/channels/${channel}/messages`,
+    { content: `@tool tool_activate {"name":"${tool}"}\n@tool ${tool} {}` },
+    { key },
+  );
+  const { turnId, conversationId, requires_action: paused } = person.json;
+  if (person.status !== 200 || !paused || typeof turnId !== "string" || typeof conversationId !== "string")
+    throw new Error(`the channel's turn did not pause: ${person.status} ${person.text}`);
+  return { turnId, conversationId };
 }

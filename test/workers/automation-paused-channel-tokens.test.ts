@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type AttemptClock, runAutomationAttempt } from "../../workers/chat/automation-runner";
 import { callWith } from "./app-with-vars";
-import { claimedRun, createClientTool } from "./automation-helpers";
+import { claimedRun, createClientTool, pauseChannelOnClientTool } from "./automation-helpers";
 import { api, createConversation, newTenant } from "./helpers";
 
 /** The worker's env with this tenant turn limit (the suite sets it off). */
@@ -47,14 +47,7 @@ describe("an automation attempt and the tenant's turn tokens", () => {
     await createClientTool(key, "ask_person");
     const { runId, channel, run } = await claimedRun(key, { prompt: "daily digest", label: "pausedtok", year: 2047 });
     // A person's turn on the channel pauses on a client tool: the channel's conversation refuses turns.
-    const person = await api(
-      "POST",
-      `/v1/channels/${channel}/messages`,
-      { content: '@tool tool_activate {"name":"ask_person"}\n@tool ask_person {}' },
-      { key },
-    );
-    expect(person.status, person.text).toBe(200);
-    expect(person.json.requires_action).toBeTruthy();
+    await pauseChannelOnClientTool(key, { channel, tool: "ask_person" });
 
     const failure = await runAutomationAttempt(limitedTo(3), { runId, attempt: 1, clock: fastClock() });
     expect(failure).toMatch(/waiting on client tool results/);

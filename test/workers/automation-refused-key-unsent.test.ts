@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type AttemptClock, runAutomationAttempt } from "../../workers/chat/automation-runner";
-import { claimedRun, createClientTool } from "./automation-helpers";
+import { claimedRun, createClientTool, pauseChannelOnClientTool } from "./automation-helpers";
 import { api, newTenant, transcript } from "./helpers";
 
 /** The platform's clock, but its first wait moves time on by 20 minutes: the attempt runs out of time. */
@@ -30,15 +30,7 @@ describe("a run's key refused with turn_paused", () => {
       year: 2046,
     });
     // A person's turn on the channel pauses on a client tool: the channel's conversation refuses turns.
-    const person = await api(
-      "POST",
-      `/v1/channels/${channel}/messages`,
-      { content: '@tool tool_activate {"name":"ask_person"}\n@tool ask_person {}' },
-      { key },
-    );
-    expect(person.status, person.text).toBe(200);
-    expect(person.json.requires_action).toBeTruthy();
-    const conversationId = String(person.json.conversationId ?? person.json.conversation_id ?? "");
+    const person = await pauseChannelOnClientTool(key, { channel, tool: "ask_person" });
 
     const failure = await runAutomationAttempt(env as Env, { runId, attempt: 1, clock: outOfTimeClock() });
     expect(failure).not.toBeNull();
@@ -48,9 +40,8 @@ describe("a run's key refused with turn_paused", () => {
     expect(row?.sent).toBe(0);
 
     // The person's turn ends; the automation is paused before the queue's retry.
-    const channels = (await api("GET", "/v1/channels", undefined, { key })).json.data as { conversationId?: string }[];
-    const conv = conversationId || String(channels[0]?.conversationId);
-    const stop = await api("POST", `/v1/conversations/${conv}/stop`, { turnId: person.json.turnId }, { key });
+    const conv = person.conversationId;
+    const stop = await api("POST", `/v1/conversations/${conv}/stop`, { turnId: person.turnId }, { key });
     expect(stop.status, stop.text).toBe(200);
     expect((await api("POST", `/v1/automations/${automationId}/pause`, undefined, { key })).status).toBe(200);
 

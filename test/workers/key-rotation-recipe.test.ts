@@ -47,6 +47,6 @@ describe("README's key rotation recipe on a tenant's first key", () => {
     )!;
     const revoked = await api("DELETE", `/v1/keys/${old.id}`, undefined, { key: newKey });
     expect(revoked.status).toBe(409);
-    expect(revoked.json.error.type).toBe("conflict");
+    expect(revoked.json.error?.type).toBe("conflict");
   });
 });

@@ -19,6 +19,7 @@ export class FakeElement extends FakeNode {
   readonly tagName: string;
   childNodes: FakeNode[] = [];
   readonly attributes = new Map<string, string>();
+  readonly dataset: Record<string, string> = {};
   constructor(tag: string) {
     super();
     this.tagName = tag.toUpperCase();
@@ -38,6 +39,11 @@ export class FakeElement extends FakeNode {
   }
   append(...cs: (FakeNode | string)[]): void {
     for (const c of cs) this.appendChild(typeof c === "string" ? new FakeText(c) : c);
+  }
+  replaceChildren(...cs: (FakeNode | string)[]): void {
+    for (const c of this.childNodes) c.parentNode = null;
+    this.childNodes = [];
+    this.append(...cs);
   }
   get children(): FakeElement[] {
     return this.childNodes.filter((c): c is FakeElement => c instanceof FakeElement);
@@ -95,4 +101,10 @@ export async function loadMarkdown(): Promise<Markdown> {
   });
   // A URL, not a literal path: the UI's plain-JS modules have no type declarations here.
   return (await import(new URL("../../workers/chat/public/js/markdown.js", import.meta.url).href)) as Markdown;
+}
+
+/** Puts the fake DOM on the global object, then imports another of the UI's modules (`render.js`, `turns.js`). */
+export async function loadUiModule(name: string): Promise<unknown> {
+  await loadMarkdown();
+  return import(new URL(`../../workers/chat/public/js/${name}`, import.meta.url).href);
 }

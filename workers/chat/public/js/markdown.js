@@ -40,11 +40,34 @@ export function renderMarkdown(el, text) {
   return el;
 }
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$/;
+/**
+ * renderMarkdown, or the text as plain text should the renderer throw: a reply it cannot read
+ * still shows, and the rest of the conversation (or the stream) renders around it.
+ * @param {HTMLElement} el @param {string} text
+ */
+export function renderMarkdownOrText(el, text) {
+  try {
+    return renderMarkdown(el, text);
+  } catch {
+    el.replaceChildren(h("div", { class: "text", dir: AUTO }, String(text)));
+    return el;
+  }
+}
+
+// Quotes, lists and inline spans nest at most this deep; deeper, the text stays text. Each level
+// reads its text again, so unbounded nesting (`> > > …` thousands deep) would be quadratic work
+// and run out of stack.
+const MAX_NESTING = 16;
+
+// A backtick fence's info string holds no backtick (CommonMark §4.5): "```npm install```" is a
+// paragraph with a code span, not a fence.
+const FENCE = /^ {0,3}(`{3,}(?=[^`]*$)|~{3,})\s*([\w+#.-]*)[^\n]*$/;
 // A closing run of # is stripped only after a space: "## Learning C#" keeps its "C#".
 const HEADING_START = /^ {0,3}(#{1,6})\s+/;
 const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
 const QUOTE = /^ {0,3}> ?/;
+// All of a line's quote markers at once (one at a time is quadratic in a line of thousands).
+const QUOTES = /^(?: {0,3}> ?)+/;
 const ITEM = /^( *)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const TABLE_SEP = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
 // A setext heading's underline, straight under its paragraph: `=` for a level-1 heading, `-` for
@@ -56,9 +79,12 @@ const SETEXT = /^ {0,3}(=+|-{2,})[ \t]*$/;
  * @param {string} text
  * @param {Set<number>} [lazy] lines that continue a quote's or list item's paragraph without its
  * marker (CommonMark's laziness): paragraph text, never a setext underline
+ * @param {number} [depth] how many quotes and list items hold the text; past MAX_NESTING it is
+ * plain text
  * @returns {Block[]}
  */
-function parseBlocks(text, lazy = new Set()) {
+function parseBlocks(text, lazy = new Set(), depth = 0) {
+  if (depth > MAX_NESTING) return text.trim() ? [{ src: text, build: () => plainParagraph(text) }] : [];
   const lines = text.split("\n");
   /** @type {Block[]} */
   const out = [];
@@ -135,7 +161,7 @@ function parseBlocks(text, lazy = new Set()) {
           h(
             "blockquote",
             { dir: direction(inner) },
-            parseBlocks(inner, lazyInner).map((b) => b.build()),
+            parseBlocks(inner, lazyInner, depth + 1).map((b) => b.build()),
           ),
       });
       continue;
@@ -165,7 +191,7 @@ function parseBlocks(text, lazy = new Set()) {
         i++;
       }
       const itemLines = lines.slice(start, i);
-      out.push({ src: itemLines.join("\n"), build: () => list(itemLines, indent) });
+      out.push({ src: itemLines.join("\n"), build: () => list(itemLines, indent, depth) });
       continue;
     }
     i++;
@@ -193,6 +219,18 @@ function parseBlocks(text, lazy = new Set()) {
   return out;
 }
 
+/** Text nested too deep to read as markdown: one paragraph of its lines as written. @param {string} text */
+function plainParagraph(text) {
+  return h(
+    "p",
+    { dir: AUTO },
+    text
+      .trim()
+      .split("\n")
+      .map((l, n) => (n ? [h("br"), l] : l)),
+  );
+}
+
 /** @param {string} l */
 const indentOf = (l) => /** @type {RegExpExecArray} */ (/^ */.exec(l.replace(/\t/g, "    ")))[0].length;
 
@@ -212,9 +250,7 @@ const indentOf = (l) => /** @type {RegExpExecArray} */ (/^ */.exec(l.replace(/\t
  * @param {string} content @param {QuoteState} state @returns {QuoteState}
  */
 function quoted(content, state) {
-  let c = content;
-  while (QUOTE.test(c)) c = c.replace(QUOTE, "");
-  return quotedLine(c, state);
+  return quotedLine(content.replace(QUOTES, ""), state);
 }
 
 /**
@@ -252,7 +288,8 @@ function quotedLine(c, state) {
   const fence = FENCE.exec(rel);
   if (fence) return { ...noFence, fence: fence[1], fenceIndent: outer, fenceItems: items.length };
   if (heading(rel) || RULE.test(rel) || (state.open && SETEXT.test(rel))) return noFence;
-  const own = item ? ITEM.exec(rel) : null;
+  // Items nested past MAX_NESTING are text, as they render: no item is opened for them.
+  const own = item && items.length < MAX_NESTING ? ITEM.exec(rel) : null;
   if (own) {
     // The item's text is a line of its own, at the item's text's indent.
     const content = at + own[2].length + 1;
@@ -304,8 +341,8 @@ function heading(line) {
   return /[\n\r\u2028\u2029]/.test(content) ? null : { level: m[1].length, content };
 }
 
-/** @param {string[]} lines @param {number} indent */
-function list(lines, indent) {
+/** @param {string[]} lines @param {number} indent @param {number} depth how many quotes and items hold the list */
+function list(lines, indent, depth) {
   const first = /** @type {RegExpExecArray} */ (ITEM.exec(lines[0]));
   const ordered = /\d/.test(first[2]);
   const contentIndent = indent + first[2].length + 1;
@@ -331,7 +368,7 @@ function list(lines, indent) {
       if (task) item[0] = item[0].slice(task[0].length);
       const body = item.join("\n");
       // A tight item is its inline text; one with nested blocks renders them.
-      const nested = item.length > 1 ? parseBlocks(body, lazy[n]).map((b) => b.build()) : [inline(body)];
+      const nested = item.length > 1 ? parseBlocks(body, lazy[n], depth + 1).map((b) => b.build()) : [inline(body)];
       const unwrapped =
         nested.length && nested[0] instanceof HTMLParagraphElement && item.length > 1
           ? [...nested[0].childNodes, ...nested.slice(1)]
@@ -450,8 +487,6 @@ const SPECIAL = /[*_~[<h\\ \n]/g;
 const ESCAPABLE = "\\`*_{}[]()#+-.!|~>";
 // What a bare address may not end in (nor hold: whitespace and "<").
 const BARE_END = ".,;:!?)]'\"*_~";
-// Spans nest at most this deep; deeper, the text stays text (each level reads its text again).
-const MAX_NESTING = 16;
 
 /** @param {string | undefined} c */
 const isSpace = (c) => c !== undefined && /\s/.test(c);

@@ -4,6 +4,13 @@ import { bytes, chars, h, num, time } from "./dom.js";
 
 const NOTE = /^<attachment id="([^"]+)" name="([^"]*)">\n([\s\S]*?)\n<\/attachment>$/;
 
+/**
+ * The attachment note a block is, if it is one. The server writes notes into user messages only:
+ * a reply (or anything else) shaped like one is text, never a file card.
+ * @param {any} b @param {string | undefined} role the role of the message holding the block
+ */
+const noteOf = (b, role) => (role === "user" && b.type === "text" ? NOTE.exec(b.text) : null);
+
 /** A note's file name as its owner wrote it (the note escapes `& < > "`). @param {string} raw */
 export const noteName = (raw) =>
   raw
@@ -73,11 +80,14 @@ export function blockChars(b) {
  */
 export const newContext = () => /** @type {RenderContext} */ ({ toolNames: new Map() });
 
-/** @param {any} b @param {RenderContext} ctx */
-export function renderBlock(b, ctx) {
+/**
+ * @param {any} b @param {RenderContext} ctx
+ * @param {{ role?: string }} [from] the message holding the block: only a user message's text can be an attachment note
+ */
+export function renderBlock(b, ctx, { role } = {}) {
   const extra = ctx.badges?.(b) ?? [];
   if (b.type === "text") {
-    const note = NOTE.exec(b.text);
+    const note = noteOf(b, role);
     if (note) {
       return h(
         "div",
@@ -235,7 +245,7 @@ function link(url, text) {
 export function renderMessage(m, ctx, { live = false } = {}) {
   const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
   const onlyResults = content.length > 0 && content.every((/** @type {any} */ b) => b.type === "tool_result");
-  const isNote = content.length === 1 && content[0].type === "text" && NOTE.test(content[0].text);
+  const isNote = content.length === 1 && noteOf(content[0], m.role) !== null;
   const kind = onlyResults ? "results" : isNote ? "attachment" : m.role;
   return h(
     "article",
@@ -261,7 +271,7 @@ export function renderMessage(m, ctx, { live = false } = {}) {
       m.createdAt ? h("time", null, time(m.createdAt)) : null,
     ),
     content.map((/** @type {any} */ b, /** @type {number} */ i) => {
-      const el = renderBlock(b, ctx);
+      const el = renderBlock(b, ctx, { role: m.role });
       // A note written just before a tool call (a progress update, which current models put in a
       // thinking block) is what the model says it is doing: shown open, not folded away.
       if (b.type === "thinking" && b.thinking && content[i + 1]?.type === "tool_use") el.setAttribute("open", "");

@@ -3,7 +3,7 @@
 // attachment notes as file chips, compaction as a one-line notice. The plumbing (seq numbers,
 // token counts, raw notes, card tables) is marked `dev-only` and shown in the developer view.
 import { chars, h, num, time } from "./dom.js";
-import { renderMarkdown } from "./markdown.js";
+import { renderMarkdownOrText } from "./markdown.js";
 import { boundedPre, compactionCard, noteName, renderBlock, resultText, thinkingBlock } from "./render.js";
 
 export const NOTE = /^<attachment id="([^"]+)" name="([^"]*)">\n([\s\S]*?)\n<\/attachment>$/;
@@ -201,7 +201,8 @@ export function compactionNotice(c, at) {
 
 /**
  * One assistant block for a turn's replies: its thinking and tool steps collapsed, its text as
- * markdown; a sub-agent's steps folded into one line. A reply the model refused ends with a
+ * markdown (or plain text, should the renderer throw on it: the turn and the rest of the chat still
+ * show); a sub-agent's steps folded into one line. A reply the model refused ends with a
  * notice saying so (with the refusal's category when this page saw the live event: `refusals`,
  * by the refused reply's message id).
  * @param {any[]} replies @param {{ refusals?: Map<string, string | null> }} [opts]
@@ -228,14 +229,14 @@ export function assistantBlock(replies, { refusals } = {}) {
       }
       const inner = /** @type {HTMLElement} */ (box.querySelector(".step-body"));
       for (const b of blocksOf(m))
-        if (b.type === "text") inner.append(renderMarkdown(h("div", { class: "md" }), b.text));
+        if (b.type === "text") inner.append(renderMarkdownOrText(h("div", { class: "md" }), b.text));
       continue;
     }
     // Each thinking section is named by its message and its place among the message's thinking
     // (as the streamed turn names it), so one the reader opened stays open through a re-render.
     let thought = 0;
     for (const b of blocksOf(m)) {
-      if (b.type === "text") body.append(renderMarkdown(h("div", { class: "md" }), b.text));
+      if (b.type === "text") body.append(renderMarkdownOrText(h("div", { class: "md" }), b.text));
       else if (b.type === "thinking" || b.type === "redacted_thinking") {
         const el = thinkingBlock(b.type === "thinking" ? b.thinking : null);
         el.dataset.thinking = `${m.id}:${thought++}`;

@@ -7,7 +7,7 @@
 // chips and uploaded on Send, then sent with the message as its `attachments`.
 import { ApiError, api, openSocket, plainError, readable, session, uploadAttachment, watchSocket } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
-import { copyText, renderMarkdown } from "../markdown.js";
+import { copyText, renderMarkdownOrText } from "../markdown.js";
 import { announce, conversationsChanged } from "../prefs.js";
 import { errorLine, modelChangedLine, refusalLine, thinkingBlock, timelineCard } from "../render.js";
 import {
@@ -793,13 +793,13 @@ export async function chatView(root, id, opts = {}) {
     t.waiting = null;
   };
 
-  /** Streamed text renders as markdown once per frame. @type {Set<any>} */
+  /** Streamed text renders as markdown once per frame (as plain text, should the renderer throw). @type {Set<any>} */
   const dirty = new Set();
   let frame = 0;
   const flush = () => {
     frame = 0;
     stick(() => {
-      for (const p of dirty) renderMarkdown(p.el, p.text);
+      for (const p of dirty) renderMarkdownOrText(p.el, p.text);
     });
     dirty.clear();
   };
@@ -1022,7 +1022,7 @@ export async function chatView(root, id, opts = {}) {
   /** @param {any} t */
   function endPiece(t) {
     if (!t.piece) return;
-    renderMarkdown(t.piece.el, t.piece.text);
+    renderMarkdownOrText(t.piece.el, t.piece.text);
     dirty.delete(t.piece);
     t.piece.el.classList.remove("streaming");
     t.piece = null;

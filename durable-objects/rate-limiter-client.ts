@@ -47,30 +47,23 @@ export interface RateAsk {
   turn: boolean;
 }
 
-/** A refusal of the two objects' answers: the longer wait, so a client that waits it is not refused again by the other. */
-function refusal(decisions: RateDecision[]): RateDecision {
-  let worst: RateDecision = { ok: true };
-  for (const d of decisions) if (!d.ok && (worst.ok || d.retryAfterSeconds > worst.retryAfterSeconds)) worst = d;
-  return worst;
-}
-
 /**
- * Takes from the key's buckets and, for a turn, the tenant's: one RPC per object, both at once,
- * and none at all when every limit is off. Either refusing, the other's turn token is given back
- * (a refused turn takes no turn token anywhere); the key's request token stays taken.
+ * Takes from the key's buckets and, for a turn the key passes, the tenant's: one RPC per object,
+ * none at all when every limit is off. The key's object is asked first and the tenant's only once
+ * it passed, so a turn the key refuses never holds a tenant token, not even while the key's object
+ * answers: asked at once, another key's turn arriving in that moment would be refused in the
+ * tenant's name though the tenant had a token. The tenant refusing, the key's turn token is given
+ * back (a refused turn takes no turn token anywhere); the key's request token stays taken.
  */
 export async function takeRateLimit(env: Env, ask: RateAsk): Promise<RateDecision> {
   const { keyHash, tenantId, requests = true, turn } = ask;
   const keyRules = rateRules(env, turn).filter((rule) => requests || rule.bucket !== "requests");
+  const byKey = keyRules.length ? await limiterOf(env, keyHash).take(keyRules) : ({ ok: true } as const);
   const tenantRule = turn ? tenantTurnRule(env) : null;
-  const [byKey, byTenant] = await Promise.all([
-    keyRules.length ? limiterOf(env, keyHash).take(keyRules) : ({ ok: true } as const),
-    tenantRule ? (await tenantLimiter(env, tenantId)).take([tenantRule]) : ({ ok: true } as const),
-  ]);
-  if (byKey.ok && byTenant.ok) return byKey;
-  if (byKey.ok) await refundTurn(env, { keyHash, tenantId: null });
-  if (byTenant.ok && tenantRule) await refundTurn(env, { keyHash: null, tenantId });
-  return refusal([byKey, byTenant]);
+  if (!byKey.ok || !tenantRule) return byKey;
+  const byTenant = await (await tenantLimiter(env, tenantId)).take([tenantRule]);
+  if (!byTenant.ok) await refundTurn(env, { keyHash, tenantId: null });
+  return byTenant;
 }
 
 /**

@@ -4,6 +4,7 @@
 // every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
 import { and, count, desc, eq, exists, gte, gt, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { alias } from "drizzle-orm/sqlite-core";
 import { apiKeys, automationRuns, automations, tenants } from "../db/schema";
 import { keyActiveAt } from "./keys/api-keys";
 import { sessionDatabase } from "./d1-session-database";
@@ -57,20 +58,52 @@ export interface ClaimContinuation {
  * an automation it creates, or whose prompt or schedule it changes, runs no slot past it, as a key
  * never makes one that outlives it. Read at the primary (the key's own lookup was): a replica that
  * has not seen a key made a moment ago has no row, and a missing row must never read as "never
- * expires"; null when the primary has none either (the key is gone). Revocation is not followed:
- * rotating a lasting key keeps its automations running.
+ * expires". Null when the key is not the tenant's active key there (gone, revoked or expired): a
+ * key revoked in another data center is still accepted here from the auth cache for up to
+ * AUTH_CACHE_MS, and must not leave an automation behind that outlives its revocation. A
+ * revocation after the write is not followed: rotating a lasting key keeps its automations running.
  */
 export async function creatorExpiry(
   db: D1Database,
-  keyId: string | undefined,
+  { tenantId, keyId, now = new Date() }: { tenantId: string; keyId: string | undefined; now?: Date },
 ): Promise<{ expiresAt: string | null } | null> {
   if (!keyId) return { expiresAt: null };
   const primary = sessionDatabase(db, db.withSession("first-primary"));
-  const row = await drizzle(primary).select({ e: apiKeys.expiresAt }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
+  const row = await drizzle(primary)
+    .select({ e: apiKeys.expiresAt })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId), keyActiveAt(apiKeys, now.toISOString())))
+    .get();
   return row ? { expiresAt: row.e } : null;
 }
 
-/** A new automation, or "limit" when the tenant has MAX_AUTOMATIONS already. */
+/** The key making the change, as its own table reference inside the statement that writes. */
+const caller = alias(apiKeys, "caller_key");
+
+/**
+ * A write's condition that the key making it is still the tenant's active key at `nowIso`, read
+ * in the writing statement (at the primary): a key revoked between creatorExpiry's read and the
+ * write writes nothing.
+ */
+const callerActive = (
+  db: D1Database,
+  { tenantId, keyId, nowIso }: { tenantId: string; keyId: string; nowIso: string },
+) =>
+  exists(
+    drizzle(db)
+      .select({ id: caller.id })
+      .from(caller)
+      .where(and(eq(caller.id, keyId), eq(caller.tenantId, tenantId), keyActiveAt(caller, nowIso))),
+  );
+
+/** Whether a write refused over `keyId` was: that key is no longer active, read at the primary. */
+const creatorGone = async (db: D1Database, { tenantId, keyId }: { tenantId: string; keyId: string }) =>
+  (await creatorExpiry(db, { tenantId, keyId })) === null;
+
+/**
+ * A new automation, or "limit" when the tenant has MAX_AUTOMATIONS already, or "creator_gone" when
+ * `creatorId` (the key creating it; none for a write no key makes) is no longer active.
+ */
 export async function createAutomation(
   db: D1Database,
   {
@@ -78,14 +111,16 @@ export async function createAutomation(
     input,
     locationHint = null,
     expiresAt = null,
+    creatorId,
   }: {
     tenantId: string;
     input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean };
     locationHint?: string | null;
     /** The creating key's expiry (creatorExpiry). */
     expiresAt?: string | null;
+    creatorId?: string;
   },
-): Promise<Automation | "limit"> {
+): Promise<Automation | "limit" | "creator_gone"> {
   const now = new Date().toISOString();
   const row: Automation = {
     id: sortableId("auto"),
@@ -125,10 +160,13 @@ export async function createAutomation(
         and(
           eq(tenants.id, tenantId),
           lt(d.select({ n: count() }).from(automations).where(eq(automations.tenantId, tenantId)), MAX_AUTOMATIONS),
+          creatorId ? callerActive(db, { tenantId, keyId: creatorId, nowIso: now }) : undefined,
         ),
       ),
   );
-  return inserted.meta.changes ? row : "limit";
+  if (inserted.meta.changes) return row;
+  // A key once revoked or expired stays so: read after the refusal, its state is the one the insert saw.
+  return creatorId && (await creatorGone(db, { tenantId, keyId: creatorId })) ? "creator_gone" : "limit";
 }
 
 export async function getAutomation(db: D1Database, tenantId: string, id: string): Promise<Automation | null> {
@@ -168,11 +206,12 @@ export async function updateAutomation(
     /**
      * The expiry of the key making the change (creatorExpiry), when it is one: written as the
      * automation's expiresAt only when the change really alters its prompt or schedule (one sent
-     * again, the schedule in any spelling of the same slots, leaves the expiry as it was).
+     * again, the schedule in any spelling of the same slots, leaves the expiry as it was). With
+     * `keyId` (that key), such a write lands only while the key is active: "creator_gone" otherwise.
      */
-    keyExpiry?: { expiresAt: string | null };
+    keyExpiry?: { expiresAt: string | null; keyId?: string };
   },
-): Promise<Automation | null | "changed"> {
+): Promise<Automation | null | "changed" | "creator_gone"> {
   // A new schedule, or a resumed automation, runs from its next slot after the change: a slot that
   // passed before it (or while paused) is not caught up. Only a new automation's first hour is.
   // The same schedule again (in any spelling of the same slots: sameSchedule), or a resume of one
@@ -181,13 +220,14 @@ export async function updateAutomation(
   const byId = and(eq(automations.tenantId, tenantId), eq(automations.id, id));
   const write = (
     set: typeof change & { expiresAt?: string | null },
-    extra: { nextRunAt?: string; asRead?: Automation },
-  ) =>
-    drizzle(db)
+    extra: { nextRunAt?: string; asRead?: Automation; callerId?: string },
+  ) => {
+    const nowIso = new Date().toISOString();
+    return drizzle(db)
       .update(automations)
       .set({
         ...set,
-        updatedAt: new Date().toISOString(),
+        updatedAt: nowIso,
         ...(extra.nextRunAt !== undefined ? { nextRunAt: extra.nextRunAt } : {}),
       })
       .where(
@@ -198,10 +238,12 @@ export async function updateAutomation(
               eq(automations.paused, extra.asRead.paused),
               eq(automations.schedule, extra.asRead.schedule),
               eq(automations.prompt, extra.asRead.prompt),
+              extra.callerId ? callerActive(db, { tenantId, keyId: extra.callerId, nowIso }) : undefined,
             )
           : byId,
       )
       .returning();
+  };
   const remakes = keyExpiry !== undefined && (change.prompt !== undefined || change.schedule !== undefined);
   if (change.schedule === undefined && change.paused !== false && !remakes) return (await write(change, {}))[0] ?? null;
   // What decides is the row as the primary holds it: the request's session may read a replica
@@ -221,13 +263,17 @@ export async function updateAutomation(
     }
     // The prompt or schedule is now the changing key's: the automation runs until its expiry.
     const promptChanged = change.prompt !== undefined && change.prompt !== current.prompt;
-    if (keyExpiry && (promptChanged || schedule !== current.schedule)) set = { ...set, expiresAt: keyExpiry.expiresAt };
+    const remade = keyExpiry && (promptChanged || schedule !== current.schedule);
+    if (remade) set = { ...set, expiresAt: keyExpiry.expiresAt };
+    // The automation becomes the changing key's only while that key is active (read in the write).
+    const callerId = remade ? keyExpiry.keyId : undefined;
     const nextRunAt =
       schedule !== current.schedule || (current.paused && change.paused === false)
         ? firstSlotAfter(schedule, Date.now())
         : undefined;
-    const rows = await write(set, { nextRunAt, asRead: current });
+    const rows = await write(set, { nextRunAt, asRead: current, callerId });
     if (rows[0]) return rows[0];
+    if (callerId && (await creatorGone(db, { tenantId, keyId: callerId }))) return "creator_gone";
   }
   return "changed";
 }

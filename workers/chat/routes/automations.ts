@@ -30,9 +30,12 @@ const automationRun = resource("AutomationRun", "One slot of an automation: its 
 
 export const automationRoutes = new Hono<AppEnv>();
 
-/** The calling key's expiry, read at the primary (creatorExpiry); a key gone there is a 401. */
+/**
+ * The calling key's expiry, read at the primary (creatorExpiry); a key that is not active there
+ * (gone, revoked or expired, though still in this data center's auth cache) is a 401.
+ */
 async function keyExpiry(c: Context<AppEnv>): Promise<string | null> {
-  const creator = await creatorExpiry(c.env.DB, c.get("keyId"));
+  const creator = await creatorExpiry(c.env.DB, { tenantId: c.get("tenantId"), keyId: c.get("keyId") });
   if (!creator) throw unauthorized();
   return creator.expiresAt;
 }
@@ -124,6 +127,14 @@ const publicRun = ({
   usage: usage ? JSON.parse(usage) : null,
 });
 
+/** An update's automation, or the error its other outcomes answer (a key gone meanwhile: 401). */
+function updated(a: Awaited<ReturnType<typeof updateAutomation>>) {
+  if (a === "creator_gone") throw unauthorized();
+  if (a === "changed") throw changedMeanwhile();
+  if (!a) throw notFound("automation");
+  return publicAutomation(a);
+}
+
 automationRoutes.post(
   "/",
   doc({ summary: "Create an automation", responses: { 201: { description: "Created", schema: automation } } }),
@@ -136,7 +147,9 @@ automationRoutes.post(
       locationHint: requestLocationHint(c.req.raw),
       // A short-lived key's automation stops with the key: it may not outlive it.
       expiresAt: await keyExpiry(c),
+      creatorId: c.get("keyId"),
     });
+    if (created === "creator_gone") throw unauthorized();
     if (created === "limit")
       throw new ApiError(
         409,
@@ -185,11 +198,9 @@ automationRoutes.patch(
       tenantId: c.get("tenantId"),
       id: automationId(c.req.param("id")),
       change,
-      keyExpiry: remade ? { expiresAt: await keyExpiry(c) } : undefined,
+      keyExpiry: remade ? { expiresAt: await keyExpiry(c), keyId: c.get("keyId") } : undefined,
     });
-    if (a === "changed") throw changedMeanwhile();
-    if (!a) throw notFound("automation");
-    return c.json(publicAutomation(a));
+    return c.json(updated(a));
   },
 );
 
@@ -209,9 +220,7 @@ for (const [verb, paused] of [
         id: automationId(c.req.param("id")),
         change: { paused },
       });
-      if (a === "changed") throw changedMeanwhile();
-      if (!a) throw notFound("automation");
-      return c.json(publicAutomation(a));
+      return c.json(updated(a));
     },
   );
 }

@@ -188,7 +188,9 @@ async function answer(
   const req = withoutDropped(sent, thinking.dropped);
   const counter: Counter = { ratio: model.tokenizerRatio, thinking: (block) => thinking.tokens.get(block) };
   const total = blockPrefixTokens(req, counter).at(-1) ?? 0;
-  if (endpoint === "count_tokens") return json({ input_tokens: total });
+  // Every answer names its request, a count's too (the SDK reads it into `_request_id`).
+  if (endpoint === "count_tokens")
+    return json({ input_tokens: total }, { "request-id": `req_${idFrom(`count:${raw}`)}` });
   if (total > model.contextWindow)
     throw invalid(`prompt is too long: ${total} tokens > ${model.contextWindow} maximum`);
 

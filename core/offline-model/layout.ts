@@ -1,11 +1,15 @@
 /**
  * Lays a reply's parts out under its output budget (max_tokens, or what is left of the context
  * window), in the order the model writes them: thinking, server tool calls, text, the note before
- * tool calls, tool calls. A part that does not fit ends the reply there: thinking and text are cut,
- * a tool call is never half-written (so an agent loop never runs a call from a cut-off reply).
+ * tool calls, tool calls. A part that does not fit ends the reply there, cut where the budget runs
+ * out: thinking and text are cut; a tool call is kept with its input JSON text cut, and spends the
+ * rest of the budget, as the API's does (output_tokens equal to max_tokens, the call's
+ * `input_json_delta`s stopping mid-JSON, its input what the client's partial parse reads from them:
+ * cut-call.ts). A server tool call is left out whole.
  */
 import { countTokens } from "../tokens";
 import { scale, textTokens, truncateToModelTokens } from "./counting";
+import { cutToolCall } from "./cut-call";
 import { cutDraft, INTERRUPTED, type ThinkingDraft } from "./thinking";
 import type { WireBlock } from "./wire";
 
@@ -66,6 +70,14 @@ export function layOut(parts: readonly Part[], budget: number, ratio: number): L
         content.push({ ...part.block, text });
         remaining -= textTokens(text, ratio);
       }
+    } else if (remaining > 0 && part.kind === "tool") {
+      // The name comes first, then as much of the input's text as the rest holds. The call takes
+      // the whole rest: a real cut call ends at the budget (output_tokens is max_tokens), and a
+      // rounding remainder here is a token the model spent on what was cut.
+      const room = remaining - textTokens(String(part.block.name ?? ""), ratio);
+      const json = room > 0 ? truncateToModelTokens(JSON.stringify(part.block.input ?? {}), room, ratio) : "";
+      content.push(cutToolCall(part.block, json));
+      remaining = 0;
     }
     break;
   }

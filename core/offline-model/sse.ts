@@ -8,7 +8,8 @@
  * - thinking: start `{type:"thinking", thinking:"", signature:""}`, `thinking_delta`s (none when the
  *   text is omitted), one `signature_delta`;
  * - redacted_thinking and server tool results: start with the whole block, no deltas;
- * - tool_use / server_tool_use: start with `input: {}`, then `input_json_delta`s.
+ * - tool_use / server_tool_use: start with `input: {}`, then `input_json_delta`s of the input's
+ *   JSON text (of a call cut at max_tokens, the text up to the cut: the fragments stop mid-JSON).
  *
  * A stream error (`@stream-error`) cuts the stream after about N characters of text with an
  * `error` event (https://platform.claude.com/docs/en/api/errors: errors after a 200 arrive as SSE).
@@ -17,6 +18,7 @@
  * each text delta that many milliseconds after the event before it.
  */
 import type { CacheUsage } from "./cache";
+import { inputJsonText } from "./cut-call";
 import type { StopDetails, StopReason } from "./generate";
 import { prng } from "./hash";
 import type { WireBlock } from "./wire";
@@ -104,7 +106,7 @@ function blockEvents(block: WireBlock, index: number, seed: number): { start: Ss
     case "server_tool_use":
       return {
         start: start({ ...block, input: {} }),
-        deltas: chunkText(JSON.stringify(block.input), seed).map((partial_json) =>
+        deltas: chunkText(inputJsonText(block), seed).map((partial_json) =>
           delta({ type: "input_json_delta", partial_json }),
         ),
       };

@@ -13,10 +13,16 @@ export const tenants = sqliteTable("tenants", {
   /** Settings every new conversation of the tenant starts with (a JSON settings patch). */
   settings: text("settings").notNull().default("{}"),
   /**
-   * Moved on by every write of the tenant's settings or a project's: a write lands only while it is
-   * what was read before the write's check (services/default-settings.ts).
+   * Moved on by every write of the tenant's settings: a project's settings write lands only while it
+   * is what was read before the write's check (services/default-settings.ts).
    */
   settingsVersion: integer("settings_version").notNull().default(0),
+  /**
+   * Moved on by every write of a project's settings (never settingsVersion, so projects written at
+   * once never refuse each other): the tenant's settings write lands only while both are what was
+   * read before its check.
+   */
+  projectSettingsVersion: integer("project_settings_version").notNull().default(0),
 });
 
 export const apiKeys = sqliteTable("api_keys", {

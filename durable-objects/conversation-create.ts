@@ -139,6 +139,9 @@ async function create<Lost>(
   // The tenant's settings, then the project's, then the request's, each layer over the one below
   // (a layer naming a model gets its figures): the path the project routes check a project on.
   const inherited = await inheritedSettings(env.DB, tenantId, init.projectId);
+  // The project was checked before (the route's 400), and deleted since: refused alike, before
+  // anything is written, rather than made without its settings in a project that is gone.
+  if (!inherited) return { kind: "invalid", message: "projectId: no such project" };
   const made = await settingsFromLayers(env, { ...inherited, request: init.settings ?? {} });
   if (!made.ok) return { kind: "invalid", message: made.message };
   const settings = made.settings;

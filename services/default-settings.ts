@@ -52,12 +52,28 @@ function parsed(json: string | null | undefined): SettingsPatch {
   }
 }
 
-/** The tenant's defaults, and the project's over them: one D1 round trip. */
+/** What a new conversation inherits: the tenant's defaults, and its project's over them. */
+export interface InheritedSettings {
+  tenant: SettingsPatch;
+  project: SettingsPatch;
+}
+
+/**
+ * The tenant's defaults, and the project's over them: one D1 round trip. Null when `projectId` names
+ * no project of the tenant (one deleted since the caller checked it): a conversation made without
+ * its settings would be one in no project that names it.
+ */
+export async function inheritedSettings(db: D1Database, tenantId: string): Promise<InheritedSettings>;
+export async function inheritedSettings(
+  db: D1Database,
+  tenantId: string,
+  projectId: string | null | undefined,
+): Promise<InheritedSettings | null>;
 export async function inheritedSettings(
   db: D1Database,
   tenantId: string,
   projectId?: string | null,
-): Promise<{ tenant: SettingsPatch; project: SettingsPatch }> {
+): Promise<InheritedSettings | null> {
   const d = drizzle(db);
   const tenantQuery = d.select({ settings: tenants.settings }).from(tenants).where(eq(tenants.id, tenantId));
   if (!projectId) {
@@ -71,7 +87,9 @@ export async function inheritedSettings(
       .from(projects)
       .where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId))),
   ]);
-  return { tenant: parsed(tenantRows[0]?.settings), project: parsed(projectRows[0]?.settings) };
+  const [project] = projectRows;
+  if (!project) return null;
+  return { tenant: parsed(tenantRows[0]?.settings), project: parsed(project.settings) };
 }
 
 /**
@@ -88,8 +106,9 @@ export async function setTenantSettings(db: D1Database, tenantId: string, patch:
 export { parsed as parseStoredSettings };
 
 /**
- * How many times a checked settings write tries: each finds the settings (the tenant's, its
- * projects') as a write made meanwhile left them and checks again; past these it answers "changed".
+ * How many times a checked settings write tries: each finds the settings it is checked against (a
+ * project's write the tenant's; the tenant's its projects') as a write made meanwhile left them and
+ * checks again; past these it answers "changed".
  */
 export const SETTINGS_ATTEMPTS = 3;
 
@@ -124,13 +143,19 @@ export const settingsVersionIs = (db: D1Database, { tenantId, version }: { tenan
   );
 
 /**
- * Moves the tenant's settings version on from `version`, only while it still is that: in one batch
- * after a project's settings write under settingsVersionIs, the two land together or neither does.
+ * Moves the tenant's project settings version on, only while its settings version still is
+ * `version`: in one batch after a project's settings write under settingsVersionIs, the two land
+ * together or neither does (no row answered: the tenant's settings changed meanwhile). It moves by
+ * one from whatever it is: another project's write made meanwhile does not refuse this one, only a
+ * tenant settings write checked over the projects as they were (replaceTenantSettings).
  */
-export const nextSettingsVersion = (db: D1Database, { tenantId, version }: { tenantId: string; version: number }) =>
+export const nextProjectSettingsVersion = (
+  db: D1Database,
+  { tenantId, version }: { tenantId: string; version: number },
+) =>
   drizzle(db)
     .update(tenants)
-    .set({ settingsVersion: version + 1 })
+    .set({ projectSettingsVersion: sql`${tenants.projectSettingsVersion} + 1` })
     .where(and(eq(tenants.id, tenantId), eq(tenants.settingsVersion, version)))
     .returning({ id: tenants.id });
 
@@ -146,9 +171,9 @@ export interface RefusedProject {
  * a conversation over them: "refused" names the first that could not. A project's settings are
  * checked over the tenant's when they are written, so replacing the tenant's could otherwise leave a
  * project whose inherited settings refuse every conversation (a ratio pair split between the two).
- * The write lands only while the tenant's settings version is the one read with the projects: a
- * project's settings written meanwhile moved it, and the projects are checked again ("changed"
- * when they kept changing).
+ * The write lands only while the tenant's settings version and project settings version are the
+ * ones read with the projects: a project's settings written meanwhile moved the second, and the
+ * projects are checked again ("changed" when they kept changing).
  */
 export async function replaceTenantSettings(
   env: ModelEnv & { DEFAULT_MODEL?: string; DB: D1Database },
@@ -156,23 +181,34 @@ export async function replaceTenantSettings(
 ): Promise<{ kind: "set" } | { kind: "refused"; project: RefusedProject } | { kind: "changed" }> {
   for (let attempt = 0; attempt < SETTINGS_ATTEMPTS; attempt++) {
     const d = atPrimary(env.DB);
-    // One batch reads both as of one moment: the version, and the projects it stands for.
+    // One batch reads them as of one moment: the versions, and the projects they stand for.
     const [tenantRows, projectRows] = await d.batch([
-      d.select({ version: tenants.settingsVersion }).from(tenants).where(eq(tenants.id, tenantId)),
+      d
+        .select({ version: tenants.settingsVersion, projectsVersion: tenants.projectSettingsVersion })
+        .from(tenants)
+        .where(eq(tenants.id, tenantId)),
       d
         .select({ id: projects.id, name: projects.name, settings: projects.settings })
         .from(projects)
         .where(and(eq(projects.tenantId, tenantId), ne(projects.settings, "{}"))),
     ]);
     const version = tenantRows[0]?.version ?? 0;
+    const projectsVersion = tenantRows[0]?.projectsVersion ?? 0;
     for (const row of projectRows) {
       const made = await settingsFromLayers(env, { tenant: settings, project: parsed(row.settings) });
       if (!made.ok) return { kind: "refused", project: { id: row.id, name: row.name, message: made.message } };
     }
+    // Moving settingsVersion on makes a project's write checked over the old settings check again.
     const written = await drizzle(env.DB)
       .update(tenants)
       .set({ settings: JSON.stringify(settings), settingsVersion: version + 1 })
-      .where(and(eq(tenants.id, tenantId), eq(tenants.settingsVersion, version)))
+      .where(
+        and(
+          eq(tenants.id, tenantId),
+          eq(tenants.settingsVersion, version),
+          eq(tenants.projectSettingsVersion, projectsVersion),
+        ),
+      )
       .returning({ id: tenants.id });
     if (written.length) return { kind: "set" };
   }

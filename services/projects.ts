@@ -11,7 +11,7 @@ import { purgeAttachmentsOf } from "./attachments/delete";
 import { toAttachment, type Attachment } from "./attachments/store";
 import { deleteProjectMcpServers } from "./mcp/servers";
 import { deleteProjectTools } from "./tools/tool-store";
-import { nextSettingsVersion, settingsVersionIs } from "./default-settings";
+import { nextProjectSettingsVersion, settingsVersionIs } from "./default-settings";
 
 export type Project = typeof projects.$inferSelect;
 
@@ -28,9 +28,9 @@ export const MAX_PROJECT_FILES = 200;
  * The project and its settings in one insert: settings written after it could fail and leave a
  * project without them (a retry then making a second one). "limit" when the tenant has
  * MAX_PROJECTS already. `settingsVersion`: the tenant's settings version read before the settings
- * were checked over the tenant's; the project is made only while it is still that, and moves it on
- * in the same batch ("changed" when the tenant's settings, or another project's, were written
- * meanwhile: check again).
+ * were checked over the tenant's; the project is made only while it is still that, and moves the
+ * tenant's project settings version on in the same batch ("changed" when the tenant's settings were
+ * written meanwhile: check again; another project's never refuse it).
  */
 export async function createProject(
   db: D1Database,
@@ -83,9 +83,9 @@ export async function createProject(
     )
     .returning({ id: projects.id });
   if (!versioned) return (await insert).length ? row : "limit";
-  const [inserted, moved] = await d.batch([insert, nextSettingsVersion(db, versioned)]);
+  const [inserted, moved] = await d.batch([insert, nextProjectSettingsVersion(db, versioned)]);
   if (inserted.length) return row;
-  // The version as read (it moved on just now): what refused the project was the cap.
+  // The tenant's settings version as read: what refused the project was the cap.
   return moved.length ? "limit" : "changed";
 }
 
@@ -116,9 +116,9 @@ export async function listProjects(
  * A project's new name, settings or both in one UPDATE: a write for each could fail between them
  * and leave the settings changed and the name not. "missing" when there is no such project.
  * `settingsVersion` (with settings): the tenant's settings version read before the settings were
- * checked over the tenant's; the UPDATE lands only while it is still that, and moves it on in the
- * same batch ("changed" when the tenant's settings, or another project's, were written meanwhile:
- * check again).
+ * checked over the tenant's; the UPDATE lands only while it is still that, and moves the tenant's
+ * project settings version on in the same batch ("changed" when the tenant's settings were written
+ * meanwhile: check again; another project's never refuse it).
  */
 export async function updateProject(
   db: D1Database,
@@ -147,10 +147,10 @@ export async function updateProject(
     )
     .returning({ id: projects.id });
   if (!versioned) return (await update).length ? "updated" : "missing";
-  // One batch is one transaction, and both statements hold only under the version as read: the
-  // row never changes without the version moving on (for a project that is gone the version moves
-  // alone, which only makes a write racing this one check again).
-  const [updated, moved] = await d.batch([update, nextSettingsVersion(db, versioned)]);
+  // One batch is one transaction, and both statements hold only under the tenant's settings version
+  // as read: the row never changes without the project settings version moving on (for a project
+  // that is gone it moves alone, which only makes a tenant settings write racing this one check again).
+  const [updated, moved] = await d.batch([update, nextProjectSettingsVersion(db, versioned)]);
   if (updated.length) return "updated";
   return moved.length ? "missing" : "changed";
 }

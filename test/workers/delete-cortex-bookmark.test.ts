@@ -1,6 +1,7 @@
-// Deletes reach the tenant's cortex shard (a conversation's rows, an attachment's pages), so they
-// answer `x-cortex-bookmark` as the other shard writes do: a client that sends it with its next
-// search reads at least that far and does not find what it just deleted.
+// Deletes reach the tenant's cortex shard (a conversation's rows, an attachment's or a project
+// file's pages, a whole project's files' pages), so they answer `x-cortex-bookmark` as the other
+// shard writes do: a client that sends it with its next search reads at least that far and does not
+// find what it just deleted.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { PDFDocument, StandardFonts } from "pdf-lib";
@@ -120,4 +121,85 @@ describe("x-cortex-bookmark on deletes that reach the shard", () => {
     const after = await search("plumquartzpage1", { key, bookmark: value });
     expect(after.hits.filter((h) => h.kind === "page")).toEqual([]);
   });
+
+  it("DELETE of a project file answers the bookmark its pages' purge reached", async () => {
+    const { key, shard, projectId, fileId, held } = await projectWithIndexedPdf("plumprojpage");
+    const spy = spyShard(shardDatabase(env, shard));
+    const deleted = await deleteThrough(
+      { ...(env as Env), [shard]: spy.db },
+      {
+        path: `/v1/projects/${projectId}/files/${fileId}`,
+        key,
+        held,
+      },
+    );
+    expect(deleted.status).toBe(204);
+    const value = answeredAfter(deleted, parts(held));
+    expect(spy.written().length).toBeGreaterThan(0);
+    expect(value).toBe(`${latest(spy.written())}@${shard}`);
+    expect((await primaryBookmark(shard)) >= parts(value).bookmark).toBe(true);
+
+    const after = await search("plumprojpage1", { key, bookmark: value });
+    expect(after.hits.filter((h) => h.kind === "page")).toEqual([]);
+  });
+
+  it("DELETE /v1/projects/:id answers a bookmark at or after its files' purge", async () => {
+    const { key, shard, projectId, held } = await projectWithIndexedPdf("plumwholeproj");
+    const spy = spyShard(shardDatabase(env, shard));
+    const deleted = await deleteThrough(
+      { ...(env as Env), [shard]: spy.db },
+      {
+        path: `/v1/projects/${projectId}`,
+        key,
+        held,
+      },
+    );
+    expect(deleted.status).toBe(204);
+    const value = answeredAfter(deleted, parts(held));
+    // At or after the purge of the file's pages, and no later than the primary now.
+    const purge = latest(spy.written());
+    expect(purge).not.toBe("");
+    expect(parts(value).bookmark >= purge, `answered ${value}, purge wrote ${purge}`).toBe(true);
+    expect((await primaryBookmark(shard)) >= parts(value).bookmark).toBe(true);
+
+    const after = await search("plumwholeproj1", { key, bookmark: value });
+    expect(after.hits.filter((h) => h.kind === "page")).toEqual([]);
+  });
 });
+
+/** A project with a two-page PDF whose pages are in the index, and a search's bookmark that finds them. */
+async function projectWithIndexedPdf(word: string) {
+  const { tenantId, key } = await newTenantWithId();
+  const projectId = (await api("POST", "/v1/projects", { name: "vault" }, { key })).json.id as string;
+  const up = await api("POST", `/v1/projects/${projectId}/files?name=vault.pdf`, await makePdf(2, word), {
+    key,
+    raw: true,
+    headers: { "content-type": "application/pdf" },
+  });
+  expect(up.status, up.text).toBe(201);
+  const fileId = up.json.id as string;
+  const job = { kind: "extract" as const, tenantId, attachmentId: fileId, fromPage: 1, toPage: 2 };
+  expect(await runExtractJob(job, env as Env)).toEqual({ pages: 2, indexed: 2 });
+  const held = await eventually(async () => {
+    const found = await search(`${word}1`, { key });
+    return found.hits.some((h) => h.kind === "page") ? found.header : null;
+  });
+  const shard = (await routeOf(env as Env, tenantId)).shard;
+  expect(parts(held).shard).toBe(shard);
+  return { key, shard, projectId, fileId, held };
+}
+
+/** A DELETE through the chat app on `on`, sent with the bookmark `held`; its background work awaited. */
+async function deleteThrough(on: Env, { path, key, held }: { path: string; key: string; held: string }) {
+  const ctx = createExecutionContext();
+  const res = await app.fetch(
+    new Request(`http://chat.test${path}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${key}`, [HEADER]: held },
+    }),
+    on,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return res;
+}

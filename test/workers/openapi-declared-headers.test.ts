@@ -42,8 +42,17 @@ describe("the OpenAPI document declares what the server answers", () => {
     expect(att.status, att.text).toBe(201);
     const attDel = await api("DELETE", `/v1/conversations/${conv}/attachments/${att.json.id}`, undefined, { key });
     const del = await api("DELETE", `/v1/conversations/${conv}`, undefined, { key });
+    const project = (await api("POST", "/v1/projects", { name: "p" }, { key })).json.id as string;
+    const file = await api("POST", `/v1/projects/${project}/files?name=n.txt`, "striped notes\n", {
+      key,
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
+    expect(file.status, file.text).toBe(201);
+    const fileDel = await api("DELETE", `/v1/projects/${project}/files/${file.json.id}`, undefined, { key });
+    const projectDel = await api("DELETE", `/v1/projects/${project}`, undefined, { key });
     // Really sent (and read: a malformed one is refused).
-    for (const [what, r] of Object.entries({ note, search, patched, removed, attDel, del }))
+    for (const [what, r] of Object.entries({ note, search, patched, removed, attDel, del, fileDel, projectDel }))
       expect(r.headers.get("x-cortex-bookmark"), what).toMatch(/@/);
     expect(bad.status).toBe(400);
     // Declared.
@@ -57,6 +66,8 @@ describe("the OpenAPI document declares what the server answers", () => {
       ["delete", "/v1/memory/{id}", 204],
       ["delete", "/v1/conversations/{id}/attachments/{attachmentId}", 204],
       ["delete", "/v1/conversations/{id}", 204],
+      ["delete", "/v1/projects/{id}/files/{fileId}", 204],
+      ["delete", "/v1/projects/{id}", 204],
     ];
     for (const [method, path, status] of answered)
       expect(op(method, path).responses[String(status)].headers?.["x-cortex-bookmark"], `${method} ${path}`).toEqual({

@@ -4,7 +4,8 @@
 // refused (its check made again over what the first wrote), so the tenant never ends with a project
 // that can start no conversation. Each alone is accepted: a project's `compactTargetRatio: 0.6`
 // over the default trigger (0.75), the tenant's `compactTriggerRatio: 0.55` over the default target
-// (0.5); together the target reaches the trigger.
+// (0.5); together the target reaches the trigger. Projects' settings are never checked against each
+// other: another project's written inside a project's window never makes it check again.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -165,15 +166,14 @@ describe("tenant settings and a project's settings changed at once", () => {
     expect(await startsConversation(key, pid)).toBe(201);
   });
 
-  it("a write that finds the settings changed at every try is a 409 to send again, and writes nothing", async () => {
+  it("a project write that finds the tenant's settings changed at every try is a 409 to send again, and writes nothing", async () => {
     const key = await newTenant();
     const pid = (await api("POST", "/v1/projects", { name: "p" }, { key })).json.id as string;
-    const other = (await api("POST", "/v1/projects", { name: "other" }, { key })).json.id as string;
     let n = 0;
-    // Ahead of each of the PATCH's writes another project's settings change (harmless on their own).
+    // Ahead of each of the PATCH's writes the tenant's settings change (harmless on their own).
     const held = envHolding(UPDATE_PROJECTS, {
       every: true,
-      before: () => api("PATCH", `/v1/projects/${other}`, { settings: { charsPerToken: 3 + (n++ % 2) } }, { key }),
+      before: () => api("PUT", "/v1/settings", { settings: { charsPerToken: 3 + (n++ % 2) } }, { key }),
     });
     const patch = await callOn(held, {
       method: "PATCH",
@@ -184,6 +184,69 @@ describe("tenant settings and a project's settings changed at once", () => {
     expect(patch.status).toBe(409);
     expect(patch.text).toContain("send it again");
     expect((await api("GET", `/v1/projects/${pid}`, undefined, { key })).json.settings).toEqual({});
+  });
+
+  it("a tenant PUT that finds projects' settings changed at every try is a 409 to send again, and writes nothing", async () => {
+    const key = await newTenant();
+    const other = (await api("POST", "/v1/projects", { name: "other" }, { key })).json.id as string;
+    let n = 0;
+    // Ahead of each of the PUT's writes a project's settings change (harmless on their own).
+    const held = envHolding(UPDATE_TENANTS, {
+      every: true,
+      before: () => api("PATCH", `/v1/projects/${other}`, { settings: { charsPerToken: 3 + (n++ % 2) } }, { key }),
+    });
+    const put = await callOn(held, { method: "PUT", path: "/v1/settings", key, body: { settings: TENANT } });
+    expect(put.status).toBe(409);
+    expect(put.text).toContain("send it again");
+    expect((await api("GET", "/v1/settings", undefined, { key })).json.settings).toEqual({});
+  });
+
+  it("other projects' settings written ahead of each of a project PATCH's writes: all of them land", async () => {
+    const key = await newTenant();
+    const pid = (await api("POST", "/v1/projects", { name: "p" }, { key })).json.id as string;
+    const other = (await api("POST", "/v1/projects", { name: "other" }, { key })).json.id as string;
+    const inside: { status: number }[] = [];
+    let n = 0;
+    // Ahead of each of the PATCH's writes another project's settings change, or a project with settings is made.
+    const held = envHolding(UPDATE_PROJECTS, {
+      every: true,
+      before: async () => {
+        inside.push(
+          n++ % 2
+            ? await api("POST", "/v1/projects", { name: `new${n}`, settings: { charsPerToken: 5 } }, { key })
+            : await api("PATCH", `/v1/projects/${other}`, { settings: { charsPerToken: 3 } }, { key }),
+        );
+      },
+    });
+    const patch = await callOn(held, {
+      method: "PATCH",
+      path: `/v1/projects/${pid}`,
+      key,
+      body: { settings: PROJECT },
+    });
+    expect(patch.status, patch.text).toBe(200);
+    expect(inside.length).toBeGreaterThan(0);
+    expect(inside.map((r) => r.status)).toEqual(inside.map((_, i) => (i % 2 ? 201 : 200)));
+    expect((await api("GET", `/v1/projects/${pid}`, undefined, { key })).json.settings).toEqual(PROJECT);
+    expect((await api("GET", `/v1/projects/${other}`, undefined, { key })).json.settings).toEqual({ charsPerToken: 3 });
+  });
+
+  it("another project's settings written ahead of each of a project POST's writes: both land", async () => {
+    const key = await newTenant();
+    const other = (await api("POST", "/v1/projects", { name: "other" }, { key })).json.id as string;
+    const inside: { status: number }[] = [];
+    let n = 0;
+    const held = envHolding(INSERT_PROJECTS, {
+      every: true,
+      before: async () => {
+        inside.push(
+          await api("PATCH", `/v1/projects/${other}`, { settings: { charsPerToken: 3 + (n++ % 2) } }, { key }),
+        );
+      },
+    });
+    const post = await callOn(held, { method: "POST", path: "/v1/projects", key, body: { name: "p", settings: {} } });
+    expect(post.status, post.text).toBe(201);
+    expect(inside.map((r) => r.status)).toEqual(inside.map(() => 200));
   });
 
   it("each change alone, and a name-only PATCH during a tenant PUT, are accepted", async () => {

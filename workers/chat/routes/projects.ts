@@ -42,8 +42,10 @@ import {
   startUpload,
   uploadedParts,
 } from "./multipart-upload";
-import { doc } from "../openapi/registry";
+import { cortexBookmarkAnswer, doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
+import { cortexFor } from "../../../services/cortex/routing";
+import { answerCortexBookmark } from "./search";
 import { settingsChangedMeanwhile } from "./settings";
 
 const project = resource("Project", "A project: name and the files its conversations share.");
@@ -72,8 +74,8 @@ const projectId = (id: string) => {
  * A project's settings are checked exactly as its new conversations get them (services/default-settings.ts
  * projectSettingsChecked): its own keys strictly, over the tenant's; a 400 naming the field. Answers
  * the tenant's settings version read before the check: `write` is made under it, and answers
- * "changed" when the tenant's settings (or another project's) were written meanwhile; then they are
- * checked again, over what that write left.
+ * "changed" when the tenant's settings were written meanwhile; then they are checked again, over
+ * what that write left. Another project's settings written meanwhile never make it check again.
  */
 async function withProjectSettingsChecked<T>(
   env: Env,
@@ -372,7 +374,10 @@ projectRoutes.delete("/:id/files/uploads/:fileId", doc(multipart.abort), async (
 /** Deletes the project and its files; its conversations stay, detached (see deleteProject). */
 projectRoutes.delete(
   "/:id",
-  doc({ summary: "Delete a project and its files", responses: { 204: { description: "Deleted" } } }),
+  doc({
+    summary: "Delete a project and its files",
+    responses: { 204: { description: "Deleted", headers: cortexBookmarkAnswer } },
+  }),
   async (c) => {
     const tenantId = c.get("tenantId");
     const id = projectId(c.req.param("id"));
@@ -380,6 +385,9 @@ projectRoutes.delete(
     // No row: a delete cut short after the row went may have left files, tools or servers behind.
     if (project) await deleteProject(c.env, tenantId, project.id);
     else if (!(await finishProjectDelete(c.env, tenantId, id))) throw notFound("project");
+    // Its files' pages were purged from the shard, file by file, each write naming its own bookmark:
+    // the shard's primary position now is at or after all of them, as a conversation's DELETE answers.
+    answerCortexBookmark(c, await (await cortexFor(c.env, tenantId)).primaryMark());
     return c.body(null, 204);
   },
 );
@@ -387,7 +395,10 @@ projectRoutes.delete(
 /** Deletes one project file: bytes, extracted pages, row. */
 projectRoutes.delete(
   "/:id/files/:fileId",
-  doc({ summary: "Delete a project file", responses: { 204: { description: "Deleted" } } }),
+  doc({
+    summary: "Delete a project file",
+    responses: { 204: { description: "Deleted", headers: cortexBookmarkAnswer } },
+  }),
   async (c) => {
     const tenantId = c.get("tenantId");
     const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
@@ -396,7 +407,8 @@ projectRoutes.delete(
     // A delete cut short left the row or its tombstone: this one completes it.
     const row = isId("att", fileId) ? await attachmentToDelete(c.env.DB, tenantId, fileId) : null;
     if (!row || row.projectId !== project.id) throw notFound("file");
-    await purgeAttachment(c.env, row);
+    // Its pages' removal reached the shard: the answer carries where, as an attachment's delete does.
+    answerCortexBookmark(c, await purgeAttachment(c.env, row));
     return c.body(null, 204);
   },
 );

@@ -234,6 +234,8 @@ async function answer(
     stop_reason: generation.stopReason,
     stop_sequence: generation.stopSequence,
     stop_details: generation.stopDetails,
+    container: null,
+    diagnostics: null,
     usage: {
       ...accounting.usage,
       output_tokens: generation.outputTokens,

@@ -46,6 +46,10 @@ export interface MessageJson {
   stop_sequence: string | null;
   stop_details: StopDetails | null;
   usage: MessageUsage;
+  /** The SDK's Message keys, required though null: the offline model runs no container tool. */
+  container: null;
+  /** Null: no prompt-cache divergence report is made (nor would one be without `diagnostics` asked). */
+  diagnostics: null;
 }
 
 export interface SseEvent {

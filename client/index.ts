@@ -37,7 +37,10 @@ export interface ApiResponse<T> {
   data: T;
   error: ErrorBody["error"] | null;
   headers: Headers;
+  /** The body decoded as UTF-8. */
   text: string;
+  /** The body's bytes as received (a binary answer, e.g. an attachment's content, is not text). */
+  bytes: Uint8Array;
 }
 
 export interface ClientOptions {
@@ -211,7 +214,9 @@ export class Client {
       ...(init.signal ? { signal: init.signal } : {}),
       ...(init.body instanceof ReadableStream ? { duplex: "half" } : {}),
     } as RequestInit);
-    const text = await res.text();
+    // Read once as bytes: a binary body decoded as text would be mangled beyond recovery.
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const text = new TextDecoder().decode(bytes);
     const data = parse(text);
     // The body as the caller expects it: the route's answer when ok (the document's shape), an ErrorBody otherwise.
     return {
@@ -221,6 +226,7 @@ export class Client {
       error: res.ok ? null : errorOf(data),
       headers: res.headers,
       text,
+      bytes,
     };
   }
 
@@ -383,7 +389,8 @@ export class Client {
    * The conversation's websocket. `after`: resume from that seq (the socket keeps the cursor and
    * resume() reconnects from it); without it the socket starts from the conversation's current
    * lastSeq (GET /v1/conversations/:id), so a message saved while it connects still arrives (no
-   * `resumed` frame is shown for that first connection). A resume that leaves messages out (`more: true`) pages
+   * `resumed` frame is shown for that first connection); with a key, a refused lookup (an unknown
+   * conversation, a bad key) throws its ApiError. A resume that leaves messages out (`more: true`) pages
    * them with messages(). With socketAuth "ticket" each connection asks for a new ticket.
    */
   socket(conversationId: string, opts: { after?: number; ticket?: string } = {}): Promise<ConversationSocket> {
@@ -410,8 +417,12 @@ export class Client {
           : {}),
         lastSeq: async () => {
           const r = await this.request("GET /v1/conversations/{id}", { path: { id: conversationId } });
-          if (!r.ok) throw new ApiError(r.status, r.data, r.headers);
-          return r.data.lastSeq;
+          if (r.ok) return r.data.lastSeq;
+          // A client without a key (a ticket given to it) cannot look: it connects without a cursor.
+          // With a key the refusal is the server's answer, as the socket's own refusal would be
+          // (a WebSocket's error tells nothing of why).
+          if (!this.options.key) return undefined;
+          throw new ApiError(r.status, r.data, r.headers);
         },
         messagesAfter: (after) => this.messages(conversationId, { after }),
       },

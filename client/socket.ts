@@ -20,6 +20,11 @@
 //   `turn_queued` with `resumed: true`: the id a `stop` frame names to cancel it before it starts.
 // - Close codes are kept (`closeCode`, `closeReason`); next() rejects as soon as the socket is
 //   closed without the frame it waits for.
+// - One connection at a time: a resume() while one runs shares it (two reconnects would leave two
+//   connections delivering every frame). The connection a resume replaces is retired first: what it
+//   still holds or sends is dropped, not delivered, since the cursor counts only delivered frames
+//   and the new connection's catch-up sends those again (delivering both would double them). A
+//   connection that opens after close() is closed at once.
 import type { Schemas } from "./api-types.gen";
 
 export type ServerFrame = Schemas["SocketServerFrame"];
@@ -34,8 +39,11 @@ export interface SocketTarget {
   init?: unknown;
   /** Opens the socket at `url` and resolves once it is open. Default: the global WebSocket. */
   open?(url: string, init: unknown): Promise<WebSocket>;
-  /** The conversation's current last seq: the cursor of a socket opened without one. */
-  lastSeq?(): Promise<number>;
+  /**
+   * The conversation's current last seq: the cursor of a socket opened without one. Undefined
+   * when it cannot be learned (a client without a key); an error it throws is open()'s error.
+   */
+  lastSeq?(): Promise<number | undefined>;
   /** The saved messages after a seq, in seq order (GET …/messages?after=): what a resume left to page. */
   messagesAfter?(after: number): AsyncIterable<Message>;
 }
@@ -49,6 +57,8 @@ interface Connection {
   chain: Promise<void>;
   /** The first connection of a socket opened without a cursor: its catch-up is delivered, its `resumed` frame not. */
   hideResumed: boolean;
+  /** Replaced by a resume: its frames are dropped (the new connection's catch-up sends them again). */
+  retired: boolean;
 }
 
 /** WebSocket.readyState values (spelled out: not every runtime has the WebSocket global's constants). */
@@ -75,8 +85,10 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
   closeCode: number | undefined;
   closeReason: string | undefined;
   private ws!: WebSocket;
+  private conn!: Connection;
   private closed = false;
-  private reconnecting = false;
+  /** The resume under way: a resume() meanwhile gets it rather than a second connection. */
+  private resuming: Promise<void> | null = null;
   /** The current connection closed and every frame before its close was handled. */
   private ended = false;
   private wake: (() => void)[] = [];
@@ -95,9 +107,10 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
     const socket = new ConversationSocket(target, after);
     // No cursor given: learn the conversation's last seq before connecting and connect from it,
     // so a message saved between the two comes in the connection's catch-up rather than never.
-    // A lookup that fails (a ticket-only client without a key) leaves the cursor unknown.
+    // A lookup that cannot tell (a ticket-only client without a key) leaves the cursor unknown; one
+    // that fails is the caller's error (with a key, the server's refusal: the socket would be refused too).
     if (after === undefined && target.lastSeq) {
-      const learned = await target.lastSeq().catch(() => undefined);
+      const learned = await target.lastSeq();
       if (learned !== undefined) {
         socket.lastSeq = learned;
         socket.cursorKnown = true;
@@ -112,8 +125,21 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
     const url = new URL(await this.target.url());
     if (after !== undefined) url.searchParams.set("after", String(after));
     const ws = await (this.target.open ?? openDefault)(url.toString(), this.target.init);
-    const conn: Connection = { ws, holding: after !== undefined, held: [], chain: Promise.resolve(), hideResumed };
+    // Closed while this connection opened: nobody is left to read it.
+    if (this.closed) {
+      ws.close();
+      return;
+    }
+    const conn: Connection = {
+      ws,
+      holding: after !== undefined,
+      held: [],
+      chain: Promise.resolve(),
+      hideResumed,
+      retired: false,
+    };
     ws.addEventListener("message", (m) => {
+      if (conn.retired) return;
       const frame = JSON.parse(String(m.data)) as ServerFrame;
       conn.chain = conn.chain.then(() => this.receive(conn, frame));
     });
@@ -129,20 +155,25 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
       });
     });
     this.ws = ws;
+    this.conn = conn;
     this.ended = false;
     this.closeCode = undefined;
     this.closeReason = undefined;
   }
 
   private async receive(conn: Connection, frame: ServerFrame): Promise<void> {
+    // Frames queued behind a paging when a resume retired the connection.
+    if (conn.retired) return;
     if (!conn.holding) return this.deliver(frame);
     conn.held.push(frame);
     if (frame.type !== "resumed") return;
     const paged = frame.more ? await this.page(frame).catch(() => null) : [];
+    // Retired while paging: the new connection's catch-up brings all of it.
+    if (conn.retired) return;
     if (paged === null) {
       // Paging failed: deliver what came, and let the server page from the new cursor instead.
       this.release(conn);
-      if (this.ws === conn.ws && !this.closed) await this.reconnect().catch(() => {});
+      if (this.ws === conn.ws && !this.closed) await this.resume().catch(() => {});
       return;
     }
     this.release(conn, paged);
@@ -161,6 +192,7 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
 
   /** A resuming connection's held frames: its catch-up messages, the paged ones, then the rest. */
   private release(conn: Connection, paged: Message[] = []) {
+    if (conn.retired) return;
     const held = conn.held.splice(0);
     conn.holding = false;
     let at = 0;
@@ -209,6 +241,10 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
     return this.closed || (!this.reconnecting && this.ended);
   }
 
+  private get reconnecting(): boolean {
+    return this.resuming !== null;
+  }
+
   get socket(): WebSocket {
     return this.ws;
   }
@@ -255,18 +291,21 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
     });
   }
 
-  /** Drops the connection and reconnects from the resume cursor (without one when none is known). */
-  async resume(): Promise<void> {
-    this.reconnecting = true;
-    try {
-      await this.reconnect();
-    } finally {
-      this.reconnecting = false;
+  /**
+   * Drops the connection and reconnects from the resume cursor (without one when none is known).
+   * A call while a resume runs gets that resume's promise.
+   */
+  resume(): Promise<void> {
+    this.resuming ??= this.reconnect().finally(() => {
+      this.resuming = null;
       this.notify();
-    }
+    });
+    return this.resuming;
   }
 
   private async reconnect() {
+    // Retired before the cursor is read: what this connection still holds or sends is left to the next.
+    this.conn.retired = true;
     this.ws.close();
     await this.connect(this.cursorKnown ? this.lastSeq : undefined);
   }

@@ -141,9 +141,9 @@ describe("client socket", () => {
     s.close();
   });
 
-  it("a socket whose cursor lookup fails still opens, and resumes without a cursor", async () => {
+  it("a keyless socket (a ticket-only client), whose cursor lookup cannot tell, still opens and resumes without a cursor", async () => {
     const { api, sockets } = fakeApi({ transcript: [], lastSeq: null });
-    const s = await api.socket("c1");
+    const s = await api.as("").socket("c1");
     await s.resume();
     expect(new URL(sockets[1].url).searchParams.has("after")).toBe(false);
     s.close();

@@ -1,0 +1,121 @@
+// The typed client's websocket (client/socket.ts) against the real chat worker when resume() runs
+// into another resume, a catch-up still being paged, or a close(): it keeps one live connection,
+// delivers every message once, and nothing arrives after close().
+import { describe, expect, it } from "vitest";
+import { createClient } from "../../client";
+import type { ConversationSocket, ServerFrame } from "../../client/socket";
+import { api, connectSocket, createConversation, DEV_KEY, newTenant, worker } from "./helpers";
+
+const OPEN = 1;
+const seqs = (frames: ServerFrame[]) => frames.flatMap((f) => (f.type === "message" ? [f.message.seq] : []));
+const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+/**
+ * The client with its HTTP and websockets going through the worker; every websocket it opened is
+ * kept in `opened`. `onFetch` sees each request first (to act while one is under way).
+ */
+function clientFor(opts: { key?: string; onFetch?: (req: Request) => void } = {}) {
+  const opened: WebSocket[] = [];
+  const client = createClient({
+    baseUrl: "http://chat.test",
+    key: opts.key ?? DEV_KEY,
+    fetch: ((input: RequestInfo | URL, init?: RequestInit) => {
+      const req = new Request(String(input), init);
+      opts.onFetch?.(req);
+      return worker().fetch(req);
+    }) as typeof fetch,
+    webSocket: async (url, init) => {
+      const res = await worker().fetch(
+        new Request(url.replace(/^ws/, "http"), { headers: { upgrade: "websocket", ...init?.headers } }),
+      );
+      if (!res.webSocket) throw new Error(`websocket refused: ${res.status} ${await res.text()}`);
+      res.webSocket.accept();
+      opened.push(res.webSocket);
+      return res.webSocket;
+    },
+  });
+  return { client, opened };
+}
+
+/** Runs a turn over HTTP and waits until another socket on the conversation saw it end. */
+async function turnSeenBy(id: string, witness: Awaited<ReturnType<typeof connectSocket>>) {
+  const ends = witness.events.filter((f) => f.type === "turn_end").length;
+  const r = await api("POST", `/v1/conversations/${id}/messages`, { content: "hi\n@reply-chars 40" });
+  expect(r.status, r.text).toBe(200);
+  await witness.next((f) => f.type === "turn_end" && witness.events.filter((g) => g.type === "turn_end").length > ends);
+  // The client's sockets got the same frames at the same time: a moment for them to be handled.
+  await new Promise((r) => setTimeout(r, 100));
+}
+
+describe("client socket resume() races", () => {
+  it("two overlapping resume() calls share one reconnect: one live connection, each message once", async () => {
+    const id = await createConversation();
+    const witness = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${DEV_KEY}` });
+    const { client, opened } = clientFor();
+    const s = await client.socket(id);
+    await Promise.all([s.resume(), s.resume()]);
+    expect(opened).toHaveLength(2);
+    expect(opened.filter((ws) => ws.readyState === OPEN)).toHaveLength(1);
+    await turnSeenBy(id, witness);
+    expect(seqs(s.frames)).toEqual([1, 2]);
+    s.close();
+    expect(opened.filter((ws) => ws.readyState === OPEN)).toHaveLength(0);
+    const before = s.frames.length;
+    await turnSeenBy(id, witness);
+    expect(s.frames).toHaveLength(before);
+    witness.ws?.close();
+  });
+
+  it("a resume() while a more: true catch-up is being paged delivers each message once, in order", async () => {
+    const key = await newTenant();
+    const messages = Array.from({ length: 520 }, (_, i) =>
+      i % 2 ? { role: "assistant", content: `answer ${i}` } : { role: "user", content: `question ${i}` },
+    );
+    const imported = await api(
+      "POST",
+      "/v1/conversations/import",
+      JSON.stringify({ model: "claude", max_tokens: 100, messages }),
+      { key, raw: true, headers: { "content-type": "application/json" } },
+    );
+    expect(imported.status, imported.text).toBe(201);
+    const id = imported.json.id;
+    let s: ConversationSocket | undefined;
+    let resumed: Promise<void> | undefined;
+    const { client, opened } = clientFor({
+      key,
+      // The first page of what the resume left out is being fetched (a slow network): resume() now.
+      onFetch: (req) => {
+        if (req.method === "GET" && new URL(req.url).pathname.endsWith("/messages") && s && !resumed)
+          resumed = s.resume();
+      },
+    });
+    s = await client.socket(id, { after: 0 });
+    await s.next((f) => f.type === "resumed");
+    expect(resumed).toBeDefined();
+    await resumed;
+    await s.next((f) => f.type === "resumed");
+    expect(seqs(s.frames)).toEqual(upTo(520));
+    // The first connection's catch-up was left to the second: one `resumed` frame, the second's.
+    expect(s.frames.filter((f) => f.type === "resumed")).toHaveLength(1);
+    expect(opened.filter((ws) => ws.readyState === OPEN)).toHaveLength(1);
+    s.send({ type: "send", content: "one more\n@reply-chars 40" });
+    await s.next((f) => f.type === "turn_end");
+    expect(seqs(s.frames)).toEqual(upTo(522));
+    expect(s.lastSeq).toBe(522);
+    s.close();
+  });
+
+  it("close() while resume() connects leaves no connection open and nothing arrives after it", async () => {
+    const id = await createConversation();
+    const witness = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${DEV_KEY}` });
+    const { client, opened } = clientFor();
+    const s = await client.socket(id);
+    const resuming = s.resume();
+    s.close();
+    await resuming;
+    expect(opened.filter((ws) => ws.readyState === OPEN)).toHaveLength(0);
+    await turnSeenBy(id, witness);
+    expect(s.frames).toEqual([]);
+    witness.ws?.close();
+  });
+});

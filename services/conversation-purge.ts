@@ -2,7 +2,9 @@
 // attachment pages, episodes), its episodes, websocket tickets, listing row and any channel's
 // pointer to it, the tenant's stored memory maps that name its title, its attachments (bytes,
 // pages, rows), its prompt snapshots, and last its record in R2 (head and batches).
-// Every step is idempotent, so the DO's tombstone can run it again after a crash.
+// Every step is idempotent, so the DO's tombstone can run it again after a crash. The first steps,
+// the cortex rows and the listing row (unlistConversation), the object also runs on their own as
+// soon as its delete begins (durable-objects/conversation/conversation-delete.ts).
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { conversations, memoryEpisodes } from "../db/schema";
@@ -27,9 +29,23 @@ export interface PurgeTarget {
 
 export async function purgeConversation(env: Env, target: PurgeTarget): Promise<void> {
   const { tenantId, conversationId } = target;
-  // The cortex rows first, then the listing row: search and the listings are the routes that read
-  // without the object, and a delete in progress answers as if the conversation never existed. The
-  // R2 steps (attachments, snapshots, the record) come after, so one cut short there lists nothing.
+  // Run again though the delete ran it as it began: a write in flight then (an index write, an
+  // episode) may have put rows back. The R2 steps (attachments, snapshots, the record) come after,
+  // so a purge cut short there lists nothing.
+  await unlistConversation(env, target);
+  await purgeAttachmentsOf(env, tenantId, { conversationId });
+  await deleteR2Prefix(env.BUCKET, promptSnapshotPrefix(tenantId, conversationId));
+  await deleteR2Prefix(env.BUCKET, conversationPrefix(tenantId, conversationId));
+}
+
+/**
+ * What the routes that read without the object find of the conversation: its cortex rows first,
+ * then its listing row (with its episodes, websocket tickets, a channel's pointer, and the stored
+ * memory maps naming its title). Search and the listings answer as if it never existed once this
+ * ran; a delete in progress must, from its start. Idempotent.
+ */
+export async function unlistConversation(env: Env, target: PurgeTarget): Promise<void> {
+  const { tenantId, conversationId } = target;
   await (await cortexFor(env, tenantId)).purgeConversation(tenantId, conversationId);
   const db = drizzle(env.DB);
   const mine = and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId));
@@ -61,7 +77,4 @@ export async function purgeConversation(env: Env, target: PurgeTarget): Promise<
   const title = read ?? target.title;
   if (title === undefined) await forgetMemoryMap(env.DB, tenantId).run();
   else await forgetStoredMapsNaming(env.DB, tenantId, [title]);
-  await purgeAttachmentsOf(env, tenantId, { conversationId });
-  await deleteR2Prefix(env.BUCKET, promptSnapshotPrefix(tenantId, conversationId));
-  await deleteR2Prefix(env.BUCKET, conversationPrefix(tenantId, conversationId));
 }

@@ -3,15 +3,18 @@
 // 1. a tombstone in the object's storage: from then on every RPC answers as for a nonexistent
 //    conversation, and writes that could put data back (R2 batches, the head, prompt snapshots,
 //    cortex rows) are refused through `guard`;
-// 2. the writes already in flight are awaited, the sockets closed;
-// 3. the usage rows the outbox still holds go to the ledger (it outlives the conversation), rows
+// 2. the sockets closed; its cortex rows and listing row go (unlistConversation): search and the
+//    listings read without the object, and must not find it while the next step waits;
+// 3. the writes already in flight are awaited;
+// 4. the usage rows the outbox still holds go to the ledger (it outlives the conversation), rows
 //    metered until that read included (see `outboxFlushedLater`); R2 and D1 are purged
-//    (services/conversation-purge.ts, each step idempotent);
-// 4. the alarm and the object's storage go (deleteAll), tombstone included.
-// A crash between 1 and 4 leaves the tombstone and an alarm that finishes the purge; a DELETE
+//    (services/conversation-purge.ts, each step idempotent, the cortex and listing rows again:
+//    a write awaited in 3 may have put some back);
+// 5. the alarm and the object's storage go (deleteAll), tombstone included.
+// A crash between 1 and 5 leaves the tombstone and an alarm that finishes the purge; a DELETE
 // sent again joins or resumes it. A queued fold or extract job arriving later finds nothing.
 import type { ConversationRef } from "../../services/record/conversation-head";
-import { purgeConversation } from "../../services/conversation-purge";
+import { type PurgeTarget, purgeConversation, unlistConversation } from "../../services/conversation-purge";
 
 /** How soon an interrupted purge is picked up again by the alarm. */
 const RESUME_AFTER_MS = 30_000;
@@ -157,20 +160,29 @@ export class ConversationDeletion {
     return true;
   }
 
+  /** What the purge's steps are told: the title as the tombstone keeps it now (an earlier step may have read it). */
+  private target(ref: Tombstone): PurgeTarget {
+    return {
+      tenantId: ref.tenantId,
+      conversationId: ref.conversationId,
+      title: this.current?.title ?? ref.title,
+      keepTitle: (title) => this.keepTitle(title),
+    };
+  }
+
   private async purge(ref: Tombstone): Promise<void> {
     this.usageRead = false;
+    // Set first: a purge cut short anywhere after (in the next step too) is resumed by it.
     await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
+    // Before the writes in flight are awaited (a message batch, an index write can take a while):
+    // search and the listings find the conversation no more than its own routes do.
+    await unlistConversation(this.hooks.env(), this.target(ref));
     await Promise.all([...this.inFlight]);
     // The flag and the hook's read of the outbox in one synchronous step: no row slips between them.
     this.usageRead = true;
     try {
       await this.hooks.flushUsage(ref.tenantId);
-      await purgeConversation(this.hooks.env(), {
-        tenantId: ref.tenantId,
-        conversationId: ref.conversationId,
-        title: ref.title,
-        keepTitle: (title) => this.keepTitle(title),
-      });
+      await purgeConversation(this.hooks.env(), this.target(ref));
     } catch (err) {
       // The purge stops short with the storage kept: later rows wait in the outbox for its resume.
       this.usageRead = false;

@@ -12,13 +12,14 @@ import { inspectAttachment } from "../../../services/attachments/inspect";
 import { textViewFor } from "../../../services/attachments/text-view";
 import { r2RangeReader } from "../../../services/attachments/r2-range-reader";
 import {
+  finishAttachment,
   getAttachmentRow,
   insertAttachment,
   listAttachmentRows,
   toAttachment,
-  updateAttachment,
   type AttachmentRow,
 } from "../../../services/attachments/store";
+import { PROJECT_FULL } from "../../../services/projects";
 import { cortexFor } from "../../../services/cortex/routing";
 import { ApiError, badRequest, notFound } from "../errors";
 import { answerCortexBookmark } from "./search";
@@ -69,6 +70,48 @@ async function conversationFor(c: { env: Env; get(k: "tenantId"): string; req: {
   if (!(await stub.getMeta({ tenantId, conversationId }))) throw notFound("conversation");
   return { tenantId, conversationId, stub };
 }
+
+type ConversationRef = { tenantId: string; conversationId: string };
+
+/** Whether the conversation is gone now (its delete begun); a failed ask says it is not, and the caller's own error stands. */
+const conversationGone = (stub: ConversationStub, ref: ConversationRef) =>
+  stub.getMeta(ref).then(
+    (meta) => meta === null,
+    () => false,
+  );
+
+/**
+ * A conversation's file work, its failure told again once the conversation is asked. The
+ * conversation's delete landing while the work ran removes the file's row, bytes and open upload
+ * under it, so the work fails in the file's own words (R2's "no such upload", the upload not
+ * found): what went is the conversation, and the answer is its 404, as the same request sent a
+ * moment later gets (as a project's file routes answer, whileProjectLives in projects.ts).
+ */
+async function whileConversationLives<T>(stub: ConversationStub, ref: ConversationRef, work: () => Promise<T>) {
+  try {
+    return await work();
+  } catch (err) {
+    if (await conversationGone(stub, ref)) throw notFound("conversation");
+    throw err;
+  }
+}
+
+/**
+ * finishUpload's `gone` for a conversation's upload: what went while it ran, the conversation (its
+ * delete swept the file) or the file itself (its DELETE, an abort, the abandoned-upload sweep), as
+ * the 404 of what is missing: `missing` names the file as its routes do ("upload" for a multipart
+ * one, whose complete sent again finds no upload). Null while both are there.
+ */
+const uploadGone =
+  (
+    env: Env,
+    { stub, row, missing }: { stub: ConversationStub; row: AttachmentRow; missing: "attachment" | "upload" },
+  ) =>
+  async (): Promise<ApiError | null> => {
+    if (await conversationGone(stub, { tenantId: row.tenantId, conversationId: row.conversationId }))
+      return notFound("conversation");
+    return (await getAttachmentRow(env.DB, row.tenantId, row.id)) ? null : notFound(missing);
+  };
 
 /**
  * The note's call failed without an answer (its reply lost after the object saved the note, or the
@@ -142,7 +185,7 @@ export async function finish(env: Env, row: AttachmentRow, stub: ConversationStu
     facts: JSON.stringify(facts),
     uploadId: null,
   };
-  const kept = await updateAttachment(env.DB, {
+  const kept = await finishAttachment(env.DB, {
     tenantId: row.tenantId,
     id: row.id,
     change: {
@@ -153,8 +196,10 @@ export async function finish(env: Env, row: AttachmentRow, stub: ConversationStu
       uploadId: null,
     },
   });
+  // A project's file with no room left (files racing for its last places): the caller purges it.
+  if (kept === "full") throw new ApiError(409, "conflict", PROJECT_FULL);
   // Deleted while its bytes arrived (the attachment, or its conversation): the caller purges them.
-  if (!kept) throw notFound("attachment");
+  if (kept === "missing") throw notFound("attachment");
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
   // A conversation deleted during the upload takes no note; the caller discards the file.
@@ -208,14 +253,15 @@ export function newRow(of: {
  */
 export async function storeUpload(
   env: Env,
-  upload: { req: Request; row: AttachmentRow; stub: Parameters<typeof finish>[2] },
+  upload: { req: Request; row: AttachmentRow; stub: Parameters<typeof finish>[2]; gone?: UploadGone },
 ) {
-  const { req, row, stub } = upload;
+  const { req, row, stub, gone } = upload;
   const length = contentLength(req.headers.get("content-length") ?? undefined);
   await insertAttachment(env.DB, row);
   return finishUpload(env, {
     row,
     stub,
+    gone,
     stored: async () => {
       const stored = await env.BUCKET.put(row.r2Key, req.body, { httpMetadata: { contentType: row.type } });
       if (!stored || stored.size !== length) throw badRequest(`body: received ${stored?.size ?? 0} of ${length} bytes`);
@@ -228,24 +274,40 @@ export async function storeUpload(
  * parts joined), then `finish`. Nothing is left half-written: any failure removes every trace of the
  * upload (but a file its note may name, NoteUnconfirmed), except a multipart complete's refusal,
  * which leaves the upload and its parts for the same complete sent again.
+ * `gone`, asked once the upload failed, says whether what it belongs to went meanwhile (a delete
+ * removes the row, bytes and open upload, and the upload then fails for want of them, a 500 or R2's
+ * "no such upload"): its 404 is the answer instead. It is asked before the upload's own purge,
+ * which removes the row it looks for; when the ask fails, the failure stands.
  */
 export async function finishUpload(
   env: Env,
-  { row, stub, stored }: { row: AttachmentRow; stub: Parameters<typeof finish>[2]; stored: () => Promise<void> },
+  {
+    row,
+    stub,
+    stored,
+    gone,
+  }: { row: AttachmentRow; stub: Parameters<typeof finish>[2]; stored: () => Promise<void>; gone?: UploadGone },
 ) {
+  const told = async (err: unknown) => (gone ? await gone().catch(() => null) : null) ?? err;
   try {
     await stored();
   } catch (err) {
+    const answer = await told(err);
     if (!row.uploadId) await purgeAttachment(env, row);
-    throw err;
+    throw answer;
   }
   try {
     return await finish(env, row, stub);
   } catch (err) {
-    if (!(err instanceof NoteUnconfirmed)) await purgeAttachment(env, row);
-    throw err;
+    const answer = await told(err);
+    // A file its note may name is kept, unless it went, or its conversation (the note with it).
+    if (!(err instanceof NoteUnconfirmed) || answer !== err) await purgeAttachment(env, row);
+    throw answer;
   }
 }
+
+/** What went while an upload ran, as its 404, or null (finishUpload's `gone`). */
+type UploadGone = () => Promise<ApiError | null>;
 
 export const declaredType = (header: string | undefined) => (header ?? "").split(";")[0].trim() || null;
 
@@ -268,7 +330,13 @@ attachmentRoutes.post(
       status: "uploading",
     });
     // A staged file (attach=false) gets no note now: the turn that names it brings the note.
-    return c.json(await storeUpload(c.env, { req: c.req.raw, row, stub: attach === "false" ? null : stub }), 201);
+    const file = await storeUpload(c.env, {
+      req: c.req.raw,
+      row,
+      stub: attach === "false" ? null : stub,
+      gone: uploadGone(c.env, { stub, row, missing: "attachment" }),
+    });
+    return c.json(file, 201);
   },
 );
 
@@ -349,12 +417,18 @@ attachmentRoutes.delete(
     responses: { 204: { description: "Deleted", headers: cortexBookmarkAnswer } },
   }),
   async (c) => {
-    const { tenantId, conversationId } = await conversationFor(c);
-    // A delete cut short left the row or its tombstone: this one completes it.
-    const row = await attachmentToDelete(c.env.DB, tenantId, c.req.param("attachmentId"));
-    if (!row || row.conversationId !== conversationId) throw notFound("attachment");
+    const { tenantId, conversationId, stub } = await conversationFor(c);
+    const ref = { tenantId, conversationId };
+    const mark = await whileConversationLives(stub, ref, async () => {
+      // A delete cut short left the row or its tombstone: this one completes it.
+      const row = await attachmentToDelete(c.env.DB, tenantId, c.req.param("attachmentId"));
+      if (!row || row.conversationId !== conversationId) throw notFound("attachment");
+      return purgeAttachment(c.env, row);
+    });
+    // The conversation's delete landed meanwhile: answered as the same DELETE sent after it is.
+    if (await conversationGone(stub, ref)) throw notFound("conversation");
     // Its pages' removal reached the shard: the answer carries where, as a note's delete does.
-    answerCortexBookmark(c, await purgeAttachment(c.env, row));
+    answerCortexBookmark(c, mark);
     return c.body(null, 204);
   },
 );
@@ -381,17 +455,23 @@ async function conversationUpload(
   c: Parameters<typeof conversationFor>[0] & { req: { param(k: "id" | "attachmentId"): string } },
 ) {
   const { tenantId, conversationId, stub } = await conversationFor(c);
-  const open = await openUpload(c.env, {
-    tenantId,
-    id: c.req.param("attachmentId"),
-    owned: (row) => row.conversationId === conversationId,
-  });
-  return { ...open, stub };
+  const ref = { tenantId, conversationId };
+  // A delete of the conversation since the check above may have swept the upload's row.
+  const open = await whileConversationLives(stub, ref, () =>
+    openUpload(c.env, {
+      tenantId,
+      id: c.req.param("attachmentId"),
+      owned: (row) => row.conversationId === conversationId,
+    }),
+  );
+  return { ...open, stub, ref };
 }
 
 attachmentRoutes.put("/uploads/:attachmentId/parts/:part", doc(multipart.part), async (c) => {
-  const { upload } = await conversationUpload(c);
-  return c.json(await putPart(upload, { part: c.req.param("part"), req: c.req.raw }));
+  const { upload, stub, ref } = await conversationUpload(c);
+  return c.json(
+    await whileConversationLives(stub, ref, () => putPart(upload, { part: c.req.param("part"), req: c.req.raw })),
+  );
 });
 
 attachmentRoutes.post(
@@ -402,13 +482,21 @@ attachmentRoutes.post(
     const { row, stub, upload } = await conversationUpload(c);
     const { parts, attach } = c.req.valid("json");
     const stored = () => completeParts(upload, parts);
-    return c.json(await finishUpload(c.env, { row, stub: attach === false ? null : stub, stored }), 201);
+    const file = await finishUpload(c.env, {
+      row,
+      stub: attach === false ? null : stub,
+      stored,
+      gone: uploadGone(c.env, { stub, row, missing: "upload" }),
+    });
+    return c.json(file, 201);
   },
 );
 
 attachmentRoutes.delete("/uploads/:attachmentId", doc(multipart.abort), async (c) => {
-  const { row } = await conversationUpload(c);
-  await purgeAttachment(c.env, row);
+  const { row, stub, ref } = await conversationUpload(c);
+  await whileConversationLives(stub, ref, () => purgeAttachment(c.env, row));
+  // The conversation's delete took the upload meanwhile: answered as the same abort sent after it is.
+  if (await conversationGone(stub, ref)) throw notFound("conversation");
   return c.body(null, 204);
 });
 

@@ -8,7 +8,7 @@ import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
 import type { SettingsPatch } from "../core/settings";
 import { purgeAttachmentsOf } from "./attachments/delete";
-import { toAttachment, type Attachment } from "./attachments/store";
+import { MAX_PROJECT_FILES, toAttachment, type Attachment } from "./attachments/store";
 import { deleteProjectMcpServers } from "./mcp/servers";
 import { deleteProjectTools } from "./tools/tool-store";
 import { nextProjectSettingsVersion, settingsVersionIs } from "./default-settings";
@@ -18,11 +18,10 @@ export type Project = typeof projects.$inferSelect;
 /** The most projects one tenant may have (each is a row every project list pages through). */
 export const MAX_PROJECTS = 500;
 
-/**
- * The most ready files one project may have: its conversations' prompt lists up to
- * PROMPT_PROJECT_FILES of them, so every file of a project within the cap is listed there.
- */
-export const MAX_PROJECT_FILES = 200;
+export { MAX_PROJECT_FILES };
+
+/** What a file past MAX_PROJECT_FILES is refused with (a 409 conflict). */
+export const PROJECT_FULL = `the project has ${MAX_PROJECT_FILES} files, the most it may have; delete one before uploading another`;
 
 /**
  * The project and its settings in one insert: settings written after it could fail and leave a
@@ -173,11 +172,13 @@ export async function projectHasRoom(db: D1Database, tenantId: string, projectId
 }
 
 /**
- * Keeps a file that just became ready: marks the project changed while it has at most
- * MAX_PROJECT_FILES ready files, this one counted, in one statement. "gone" when the project was
- * deleted meanwhile, "limit" when the file is one too many; either way the caller purges the file.
- * Every file is counted after it is ready, so of uploads racing at the cap's edge the one checked
- * last sees all the others: they can never all be kept past the cap (under a race, both may be refused).
+ * Keeps a file that just became ready: marks the project changed while it exists, in one
+ * statement. "gone" when the project was deleted meanwhile: the caller purges the file. The cap
+ * is held where the file became ready (finishAttachment makes a project's file ready only while
+ * the project has room, so files racing for its last places never refuse one another); this
+ * statement counts again all the same, and "limit" answers a project found past the cap however
+ * it got there (a file made ready by a worker of an earlier release during a deploy), which the
+ * caller purges too.
  */
 export async function keepProjectFile(
   db: D1Database,

@@ -30,6 +30,23 @@ export async function attachmentToDelete(db: D1Database, tenantId: string, id: s
   return (await getAttachmentRow(db, tenantId, id)) ?? (await getAttachmentRow(db, tenantId, retiredId(id)));
 }
 
+/** R2's "the specified multipart upload does not exist", the code ending its error's message. */
+const NO_SUCH_UPLOAD = /\(10024\)\s*$/;
+
+/**
+ * Aborts an R2 multipart upload. One R2 no longer has (aborted already, by an earlier try whose
+ * answer was lost or by R2's own expiry, or completed) counts as aborted; any other failure is
+ * thrown, so the row that names the upload stays and a repeat, or the abandoned-upload sweep,
+ * aborts it again: an upload left open with no row naming it would be aborted by nothing.
+ */
+export async function abortUpload(bucket: R2Bucket, { r2Key, uploadId }: { r2Key: string; uploadId: string }) {
+  try {
+    await bucket.resumeMultipartUpload(r2Key, uploadId).abort();
+  } catch (err) {
+    if (!NO_SUCH_UPLOAD.test(err instanceof Error ? err.message : String(err))) throw err;
+  }
+}
+
 /**
  * Answers where its pages' removal left the tenant's cortex shard (the sweep's bookmark, with the
  * shard): the attachment's DELETE answers it in `x-cortex-bookmark`. `row` may be the tombstone.
@@ -39,11 +56,10 @@ export async function purgeAttachment(
   row: Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId" | "status">,
 ): Promise<CortexMark | null> {
   const id = ownId(row.id);
-  // Before the row turns into its tombstone (whose status no longer says so), so a repeat aborts too.
+  // Before the row turns into its tombstone (whose status no longer says so), so a repeat aborts
+  // too; an abort that fails stops the delete here, the row as it was.
   if (row.status === "uploading" && row.uploadId)
-    await env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId)
-      .abort()
-      .catch(() => {});
+    await abortUpload(env.BUCKET, { r2Key: row.r2Key, uploadId: row.uploadId });
   const db = drizzle(env.DB);
   const mine = (rowId: string) => and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, rowId));
   await db

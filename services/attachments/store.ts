@@ -1,6 +1,7 @@
 // The attachments table (drizzle): metadata and facts; the bytes are in R2.
-import { and, eq, gt, isNull, lt, lte, ne, or } from "drizzle-orm";
+import { and, count, eq, gt, isNotNull, isNull, lt, lte, ne, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { alias } from "drizzle-orm/sqlite-core";
 import { attachments } from "../../db/schema";
 import type { AttachmentFacts } from "./note";
 
@@ -40,10 +41,55 @@ export async function insertAttachment(db: D1Database, row: AttachmentRow): Prom
 export const SWEEP_CLAIM = new Date(0).toISOString();
 
 /**
- * Finishes an upload: only one still open and not claimed by the abandoned-upload sweep (whether
- * it did; a row deleted or claimed meanwhile is not, and the caller purges its bytes).
+ * The most ready files one project may have: its conversations' prompt lists up to
+ * PROMPT_PROJECT_FILES (services/projects.ts) of them, so every file of a project within the cap is
+ * listed there. Here because the statement that makes a file ready holds it (finishAttachment).
  */
-export async function updateAttachment(
+export const MAX_PROJECT_FILES = 200;
+
+/** The row `id` of the tenant while it is an upload still open and not claimed by the sweep. */
+const openUploadIs = (tenantId: string, id: string) =>
+  and(
+    eq(attachments.tenantId, tenantId),
+    eq(attachments.id, id),
+    eq(attachments.status, "uploading"),
+    ne(attachments.updatedAt, SWEEP_CLAIM),
+  );
+
+const peers = alias(attachments, "peers");
+
+/**
+ * The row's project has room for one more ready file (a conversation's file has no project): its
+ * ready files counted in the statement that tests this.
+ */
+const roomInItsProject = (db: D1Database) =>
+  or(
+    isNull(attachments.projectId),
+    lt(
+      drizzle(db)
+        .select({ n: count() })
+        .from(peers)
+        .where(
+          and(
+            eq(peers.tenantId, attachments.tenantId),
+            eq(peers.projectId, attachments.projectId),
+            eq(peers.status, "ready"),
+          ),
+        ),
+      MAX_PROJECT_FILES,
+    ),
+  );
+
+/**
+ * Finishes an upload: only one still open and not claimed by the abandoned-upload sweep, and a
+ * project's file only while its project has fewer than MAX_PROJECT_FILES ready files, all in one
+ * statement. D1 runs statements one at a time, so of files finishing at once exactly as many as
+ * fit are made ready: were each counted after it was ready, every file racing for the last places
+ * would count the others and all could be refused. "updated", or why not: "full" (the row still
+ * open, its project without room) or "missing" (the row deleted or claimed meanwhile). Either
+ * way the caller purges its bytes.
+ */
+export async function finishAttachment(
   db: D1Database,
   {
     tenantId,
@@ -54,21 +100,26 @@ export async function updateAttachment(
     id: string;
     change: Partial<Pick<AttachmentRow, "status" | "size" | "type" | "facts" | "uploadId">>;
   },
-): Promise<boolean> {
-  const updated = await drizzle(db)
+): Promise<"updated" | "full" | "missing"> {
+  const d = drizzle(db);
+  const updated = await d
     .update(attachments)
     .set({ ...change, updatedAt: new Date().toISOString() })
-    .where(
-      and(
-        eq(attachments.tenantId, tenantId),
-        eq(attachments.id, id),
-        eq(attachments.status, "uploading"),
-        ne(attachments.updatedAt, SWEEP_CLAIM),
-      ),
-    )
+    .where(and(openUploadIs(tenantId, id), roomInItsProject(db)))
     .returning({ id: attachments.id });
-  return updated.length > 0;
+  if (updated.length) return "updated";
+  // Refused with its row still open: only its project's room can have refused it.
+  const open = await d
+    .select({ id: attachments.id })
+    .from(attachments)
+    .where(and(openUploadIs(tenantId, id), isNotNull(attachments.projectId)))
+    .get();
+  return open ? "full" : "missing";
 }
+
+/** Whether finishAttachment made the row ready. */
+export const updateAttachment = async (db: D1Database, upload: Parameters<typeof finishAttachment>[1]) =>
+  (await finishAttachment(db, upload)) === "updated";
 
 /** Tenant-scoped: another tenant's id is simply not found. */
 export async function getAttachmentRow(db: D1Database, tenantId: string, id: string): Promise<AttachmentRow | null> {

@@ -7,7 +7,7 @@
 // their 24 hours, and rolls closed days of the
 // corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
-import { finishCutShortDeletes } from "../../services/attachments/delete";
+import { abortUpload, finishCutShortDeletes } from "../../services/attachments/delete";
 import { claimOpenUpload, deleteClaimedUpload, staleUploads, type UploadRef } from "../../services/attachments/store";
 import { claimDueRuns, closeAbandonedRuns, resendUnsentRuns } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
@@ -104,11 +104,9 @@ export async function sweepAbandonedUploads(env: Env, now: number): Promise<numb
 
 async function removeAbandonedUpload(env: Env, u: UploadRef): Promise<boolean> {
   if (!(await claimOpenUpload(env.DB, u.id))) return false;
-  // Already aborted by a tick that failed later, or by R2's own expiry of the upload: nothing to do.
-  if (u.uploadId)
-    await env.BUCKET.resumeMultipartUpload(u.r2Key, u.uploadId)
-      .abort()
-      .catch(() => {});
+  // One already aborted (by a tick that failed later, or by R2's own expiry) counts as aborted; an
+  // abort that fails leaves the claimed row for the next tick.
+  if (u.uploadId) await abortUpload(env.BUCKET, { r2Key: u.r2Key, uploadId: u.uploadId });
   await deleteR2Prefix(env.BUCKET, attachmentPrefix(u.tenantId, u.id));
   await deleteClaimedUpload(env.DB, u.id);
   return true;

@@ -198,8 +198,13 @@ export async function finish(env: Env, row: AttachmentRow, stub: ConversationStu
   });
   // A project's file with no room left (files racing for its last places): the caller purges it.
   if (kept === "full") throw new ApiError(409, "conflict", PROJECT_FULL);
-  // Deleted while its bytes arrived (the attachment, or its conversation): the caller purges them.
-  if (kept === "missing") throw notFound("attachment");
+  if (kept === "missing") {
+    // Another complete of the same upload made it ready first: that file is this one. Else it was
+    // deleted while its bytes arrived (the attachment, or its conversation): the caller purges them.
+    const done = await readyByAnother(env, row);
+    if (!done) throw notFound("attachment");
+    return done;
+  }
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
   // A conversation deleted during the upload takes no note; the caller discards the file.
@@ -214,6 +219,26 @@ export async function finish(env: Env, row: AttachmentRow, stub: ConversationStu
   if (!stub && row.conversationId && !(await conversationObject(env, row.conversationId).getMeta(ref)))
     throw notFound("conversation");
   return { ...attachment, note };
+}
+
+/**
+ * A multipart upload's row that another complete of it made ready first: the same complete sent
+ * twice at once, or sent again after a 502 while the first was still finishing. R2 joined the parts
+ * once and the file is this one, so it is answered as that complete answers it (its note added
+ * there, never twice) and never purged: the purge would take the file that complete answered 201
+ * for and its note names. Its conversation is asked all the same: one whose delete began takes the
+ * file, and the answer is its 404, as the first complete's is; a failed ask is no reason to purge
+ * it. Null when the row is not ready (deleted, or claimed by the sweep, meanwhile).
+ */
+async function readyByAnother(env: Env, row: AttachmentRow) {
+  if (!row.uploadId) return null;
+  const now = await getAttachmentRow(env.DB, row.tenantId, row.id);
+  if (now?.status !== "ready") return null;
+  const ref = { tenantId: row.tenantId, conversationId: row.conversationId };
+  if (row.conversationId && (await conversationGone(conversationObject(env, row.conversationId), ref)))
+    throw notFound("conversation");
+  const attachment = toAttachment(now);
+  return { ...attachment, note: attachmentNote(attachment) };
 }
 
 export function newRow(of: {
@@ -481,7 +506,7 @@ attachmentRoutes.post(
   async (c) => {
     const { row, stub, upload } = await conversationUpload(c);
     const { parts, attach } = c.req.valid("json");
-    const stored = () => completeParts(upload, parts);
+    const stored = () => completeParts(c.env.BUCKET, { upload, parts });
     const file = await finishUpload(c.env, {
       row,
       stub: attach === false ? null : stub,

@@ -120,27 +120,50 @@ const NO_SUCH_UPLOAD = "10024";
 /** The code R2 puts at the end of its error's message, if any. */
 const r2Code = (err: unknown) => /\((\d{5})\)\s*$/.exec(err instanceof Error ? err.message : String(err))?.[1];
 
-/** Joins the parts into the object; a refusal as completeRefused says. */
-export async function completeParts(upload: R2MultipartUpload, parts: R2UploadedPart[]): Promise<void> {
+/**
+ * Joins the parts into the object; a refusal as completeRefused says. R2's "no such upload" (10024)
+ * to a complete whose object is already under the upload's key means R2 joined the parts before:
+ * a complete whose answer was lost (answered a 502 that says to send it again), or the same complete
+ * sent twice at once. That key is the file's alone and only this upload's complete writes it, so
+ * the object is this upload's, and the caller finishes the file as if this complete had joined it.
+ * With nothing there the upload is gone (aborted, swept, expired): the upload's 404, as a part sent
+ * to it gets (putPart) and the same complete gets once its row is gone.
+ */
+export async function completeParts(
+  bucket: R2Bucket,
+  { upload, parts }: { upload: R2MultipartUpload; parts: R2UploadedPart[] },
+): Promise<void> {
   try {
     await upload.complete(parts);
+    return;
   } catch (err) {
-    throw completeRefused(err);
+    if (r2Code(err) !== NO_SUCH_UPLOAD) throw completeRefused(err);
   }
+  // A failed look is storage's fault: the same complete sent again looks again.
+  const joined = await bucket.head(upload.key).catch((err: unknown) => {
+    throw storageFailed(err);
+  });
+  if (!joined) throw notFound("upload");
 }
 
 /**
- * R2's codes (at the end of its error's message) for a complete the request itself got wrong: the
- * upload gone, a part not found or with another etag, a part below the least size, parts out of
- * order. Any other failure is storage's, not the caller's: a 502 the same complete may be retried
- * after, since the upload and its parts stay.
+ * R2's codes (at the end of its error's message) for a complete the request itself got wrong: a
+ * part not found or with another etag, a part below the least size, parts out of order. Any other
+ * failure is storage's, not the caller's: a 502 the same complete may be retried after, since the
+ * upload and its parts stay.
  */
-const CALLER_CODES = new Set(["10011", "10024", "10025", "10048"]);
+const CALLER_CODES = new Set(["10011", "10025", "10048"]);
 
 function completeRefused(err: unknown): ApiError {
   const message = err instanceof Error ? err.message : String(err);
   const code = r2Code(err);
   if (code && CALLER_CODES.has(code)) return badRequest(`parts: the upload could not be completed (${message})`);
+  return storageFailed(err);
+}
+
+/** Storage's failure, not the caller's: the upload and its parts stay for the same complete sent again. */
+function storageFailed(err: unknown): ApiError {
+  const message = err instanceof Error ? err.message : String(err);
   return new ApiError(
     502,
     "storage_error",

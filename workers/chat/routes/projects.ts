@@ -12,7 +12,7 @@ import {
   getProject,
   keepProjectFile,
   listProjects,
-  MAX_PROJECT_FILES,
+  PROJECT_FULL,
   MAX_PROJECTS,
   projectFiles,
   projectHasRoom,
@@ -219,12 +219,7 @@ projectRoutes.get(
   },
 );
 
-const projectFull = () =>
-  new ApiError(
-    409,
-    "conflict",
-    `the project has ${MAX_PROJECT_FILES} files, the most it may have; delete one before uploading another`,
-  );
+const projectFull = () => new ApiError(409, "conflict", PROJECT_FULL);
 
 /** The caller's project with room for one more file: another tenant's, or none, is a 404; a full one a 409. */
 async function projectWithRoom(c: { env: Env; get(k: "tenantId"): string; req: { param(k: "id"): string } }) {
@@ -264,7 +259,7 @@ const projectGone = (env: Env, { tenantId, projectId }: { tenantId: string; proj
 /**
  * A project file's upload work, its failure told again once the project is asked. A delete of the
  * project landing while the work ran removes the file's row, bytes and open upload under it, so the
- * work fails in the file's own words (R2's "no such upload" as a 400, bytes missing as a 500, the
+ * work fails in the file's own words (R2's "no such upload", bytes missing as a 500, the upload or
  * file not found): what went is the project, and the answer is its 404, as the same request sent a
  * moment later gets. Nothing of the file is left: the project's row goes only after its delete swept
  * the files it found (this one's row among them), and what the work wrote after that sweep it
@@ -356,7 +351,7 @@ projectRoutes.post(
     const { tenantId, project, row, upload } = await projectUpload(c);
     const { parts } = c.req.valid("json");
     const file = await whileProjectLives(c.env, { tenantId, projectId: project.id }, () =>
-      finishUpload(c.env, { row, stub: null, stored: () => completeParts(upload, parts) }),
+      finishUpload(c.env, { row, stub: null, stored: () => completeParts(c.env.BUCKET, { upload, parts }) }),
     );
     await keepInProject(c.env, { tenantId, projectId: project.id, row });
     return c.json(file, 201);

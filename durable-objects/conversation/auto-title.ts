@@ -12,10 +12,13 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { billedUsage } from "../../agent/model-reply";
 import type { ModelEntry } from "../../core/models/catalog";
-import { withoutRefusedTurns } from "../../core/replay-rules";
+import { startsTurn } from "../../core/replay-rules";
 import { wellFormedDeep } from "../../core/text-cut";
 import { buildTitleRequest, cleanTitle, firstExchange, untitled } from "../../core/title";
+import type { StoredMessage } from "../../core/types";
+import type { ConversationHead } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
+import type { ConversationStore } from "./conversation-store";
 import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
@@ -23,8 +26,120 @@ import { masterMessages } from "./regenerate";
 
 /** The title call's bound: it is a few tokens, and nothing waits on it. */
 export const TITLE_CALL_TIMEOUT_MS = 30_000;
-/** The first exchange is looked for among the first messages only. */
-const FIRST_MESSAGES = 40;
+/** The messages read at a time while the first exchange is looked for (a page only while none is found). */
+const PAGE_MESSAGES = 40;
+/**
+ * How far into the transcript the first exchange is looked for. An untitled conversation is searched
+ * again after every turn: one with no exchange to find (every turn refused, replies of tool calls
+ * alone) must not cost a read of its whole transcript each time.
+ */
+const MAX_SEARCHED_MESSAGES = 2_000;
+
+/** What the first exchange is read from: the object's store. */
+export type ExchangeSource = Pick<ConversationStore, "lastSeq" | "transcriptPage" | "refusalBetween">;
+
+/**
+ * The first exchange a replay keeps between turns: firstExchange over withoutRefusedTurns (between
+ * turns) of the master's messages, read a page at a time from the first until it is found or the
+ * messages end. A first turn of many tool steps puts its reply's text past any fixed number of
+ * messages, so the pages go on, up to `maxMessages`; no more than a page, the prompt and the reply
+ * are held. What is sent for the title stays bounded all the same (core/title.ts cuts both).
+ */
+export function firstKeptExchange(
+  store: ExchangeSource,
+  {
+    head,
+    pageMessages = PAGE_MESSAGES,
+    maxMessages = MAX_SEARCHED_MESSAGES,
+  }: { head: Pick<ConversationHead, "superseded">; pageMessages?: number; maxMessages?: number },
+): { prompt: string; reply: string } | null {
+  const last = store.lastSeq();
+  const bound = Math.min(last, maxMessages);
+  const scan = new KeptExchangeScan((seq) => store.refusalBetween(seq, last));
+  let prev: StoredMessage | undefined;
+  let cur: StoredMessage | undefined;
+  for (let after = 0, more = bound > 0; more; ) {
+    const page = store.transcriptPage(after, { limit: pageMessages, through: bound });
+    if (!page.messages.length) break;
+    after = page.messages[page.messages.length - 1].seq;
+    more = page.more;
+    // One message behind the reading: whether a message opens a turn depends on the one after it.
+    for (const next of masterMessages(page.messages, head)) {
+      if (cur && scan.take(cur, opensTurn([prev, cur, next]))) return scan.exchange();
+      prev = cur;
+      cur = next;
+    }
+  }
+  // Stopped at the bound: the messages past it, which decide the last ones read, are not judged.
+  if (bound < last) return null;
+  if (cur && scan.take(cur, opensTurn([prev, cur, undefined]))) return scan.exchange();
+  scan.endTurn();
+  return scan.exchange();
+}
+
+/** Whether the middle one of three messages in a row (either neighbour may be missing) opens a turn. */
+function opensTurn([prev, m, next]: [StoredMessage | undefined, StoredMessage, StoredMessage | undefined]): boolean {
+  const around = [prev, m, next].filter((x): x is StoredMessage => x !== undefined);
+  return startsTurn(around, prev ? 1 : 0);
+}
+
+/**
+ * firstExchange is the one rule of what the exchange's prompt and reply are: a message is one when
+ * firstExchange pairs it with a stand-in for the other.
+ */
+const STAND_IN = { id: "", seq: 0, createdAt: "" };
+const REPLY_STAND_IN: StoredMessage = { ...STAND_IN, role: "assistant", content: [{ type: "text", text: "." }] };
+const PROMPT_STAND_IN: StoredMessage = { ...STAND_IN, role: "user", content: [{ type: "text", text: "." }] };
+
+/**
+ * The first exchange's search, one message at a time in order. A refused turn is left out whole
+ * unless an answer followed its refusal within it (core/replay-rules.ts refusedTurns), so a prompt
+ * or reply counts once its turn is known kept: at the turn's end, or at the reply when no refusal
+ * lies after it. A refused reply is never one.
+ */
+class KeptExchangeScan {
+  private prompt: StoredMessage | null = null;
+  /** The prompt's turn ended kept: a later refused turn no longer takes it. */
+  private promptKept = false;
+  private reply: StoredMessage | null = null;
+  /** A refusal in the turn being read that no answer has followed (yet). */
+  private unanswered = false;
+
+  /** `refusalFrom(seq)`: whether a refused reply lies at `seq` or after it. */
+  constructor(private readonly refusalFrom: (seq: number) => boolean) {}
+
+  /** Takes the next message, which `opens` a turn or not; true once the exchange is known. */
+  take(m: StoredMessage, opens: boolean): boolean {
+    if (opens && this.endTurn()) return true;
+    if (m.stopReason === "refusal") {
+      this.unanswered = true;
+      return false;
+    }
+    if (m.role === "assistant") this.unanswered = false;
+    if (!this.prompt) {
+      if (firstExchange([m, REPLY_STAND_IN])) this.prompt = m;
+      return false;
+    }
+    if (this.reply || !firstExchange([PROMPT_STAND_IN, m])) return false;
+    this.reply = m;
+    // Nothing refused after it: its turn is kept, whatever follows.
+    return !this.refusalFrom(m.seq + 1);
+  }
+
+  /** Ends the turn being read: a refusal left unanswered takes what it found. True once the exchange is known. */
+  endTurn(): boolean {
+    if (this.unanswered) {
+      if (!this.promptKept) this.prompt = null;
+      this.reply = null;
+    } else this.promptKept = this.prompt !== null;
+    this.unanswered = false;
+    return this.exchange() !== null;
+  }
+
+  exchange(): { prompt: string; reply: string } | null {
+    return this.prompt && this.reply ? firstExchange([this.prompt, this.reply]) : null;
+  }
+}
 
 export class AutoTitler {
   constructor(
@@ -41,9 +156,8 @@ export class AutoTitler {
     try {
       const head = this.record.head;
       if (!head || deletion.deleted || !untitled(head.title) || store.titleSource() !== null) return null;
-      // What a replay keeps of the first messages, between turns (the turn has ended).
-      const first = masterMessages(store.range(1, Math.min(store.lastSeq(), FIRST_MESSAGES)), head);
-      const exchange = firstExchange(withoutRefusedTurns(first, true));
+      // What a replay keeps, between turns (the turn has ended).
+      const exchange = firstKeptExchange(store, { head });
       if (!exchange) return null;
       store.setTitleSource("auto");
       // Well-formed as every turn call goes out (agent/model-call.ts): a stored prompt may hold a lone

@@ -117,8 +117,10 @@ export async function stageTranscript(
     // The marker goes first: no chunk is ever in R2 without one the cron tick can find.
     if (chunks === 0)
       await withRetry("import staging marker", () => bucket.put(stagedImportMarkerKey(tenantId, importId), ""));
-    await withRetry("import staging write", () => bucket.put(key, text));
+    // Counted before its write: a write may land and still throw (its answer lost, every try), and
+    // discardStaged must then delete this chunk too before the marker that leads the sweep to it.
     chunks++;
+    await withRetry("import staging write", () => bucket.put(key, text));
     chunk = [];
     chunkChars = 0;
   };

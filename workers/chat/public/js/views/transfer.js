@@ -25,6 +25,28 @@ function save(blob, name) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** Half a surrogate pair: encodeURIComponent throws on one (URIError), so the import would never start. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * An imported file's title: its name less the extension and what a title may not hold (control and
+ * format characters, line separators: the API's title rule refuses them). At most 200 UTF-16 units,
+ * as the API counts a title's length, cut between characters; a lone surrogate in the name itself
+ * (a file system may allow one) becomes U+FFFD.
+ * @param {string} fileName @returns {string}
+ */
+export function importTitle(fileName) {
+  const cleaned = fileName
+    .replace(/\.(jsonl|ndjson|json)$/i, "")
+    .replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, "")
+    .replace(LONE_SURROGATE, "\ufffd")
+    .trim();
+  // A pair the cut would split (an emoji whose first half is the 200th unit) is left out whole.
+  const end = /[\ud800-\udbff]/.test(cleaned.charAt(199)) ? 199 : 200;
+  const named = cleaned.slice(0, end).trim();
+  return named || "Imported conversation";
+}
+
 /** The Import panel of the home view. */
 export function importPanel() {
   const file = /** @type {HTMLInputElement} */ (
@@ -60,14 +82,7 @@ export function importPanel() {
     button.setAttribute("aria-disabled", "true");
     replace(status, h("span", { class: "muted" }, "Importing…"));
     const jsonl = /\.(jsonl|ndjson)$/i.test(chosen.name);
-    // The file's name as the title, less what a title may not hold (control and format characters,
-    // line separators: the API's title rule refuses them).
-    const named = chosen.name
-      .replace(/\.(jsonl|ndjson|json)$/i, "")
-      .replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, "")
-      .trim()
-      .slice(0, 200);
-    const title = named || "Imported conversation";
+    const title = importTitle(chosen.name);
     try {
       const res = await send("POST", `/v1/conversations/import?title=${encodeURIComponent(title)}`, {
         body: chosen,

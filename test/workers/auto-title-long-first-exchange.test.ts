@@ -144,10 +144,16 @@ describe("the first exchange's search", () => {
     expect(firstKeptExchange(storeOf(messages), { head, pageMessages: 4, maxMessages: 19 })).toBeNull();
     // A bound at the reply, whose turn's end (the next prompt) lies past it: not judged either; one
     // message further, it is.
-    const askedAgain = [
+    const askedAgain: StoredMessage[] = [
       ...messages,
-      { role: "user" as const, content: [{ type: "text" as const, text: "again" }] },
-    ].map((m, i) => ({ ...m, seq: i + 1 }));
+      {
+        id: "m21",
+        seq: 21,
+        createdAt: "2026-01-01T00:00:00.000Z",
+        role: "user",
+        content: [{ type: "text", text: "again" }],
+      },
+    ];
     expect(firstKeptExchange(storeOf(askedAgain), { head, pageMessages: 4, maxMessages: 20 })).toBeNull();
     expect(firstKeptExchange(storeOf(askedAgain), { head, pageMessages: 4, maxMessages: 21 })?.reply).toBe("the reply");
   });

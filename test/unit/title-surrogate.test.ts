@@ -44,7 +44,11 @@ describe("the title request and lone surrogates", () => {
           source = s;
         },
         lastSeq: () => messages.length,
-        range: (from: number, to: number) => messages.filter((m) => m.seq >= from && m.seq <= to),
+        transcriptPage: (after: number, { limit }: { limit: number }) => ({
+          messages: messages.filter((m) => m.seq > after).slice(0, limit),
+          more: messages.filter((m) => m.seq > after).length > limit,
+        }),
+        refusalBetween: () => false,
       },
     } as unknown as ObjectScope;
     const record = {

@@ -21,10 +21,11 @@
 // - Close codes are kept (`closeCode`, `closeReason`); next() rejects as soon as the socket is
 //   closed without the frame it waits for.
 // - One connection at a time: a resume() while one runs shares it (two reconnects would leave two
-//   connections delivering every frame). The connection a resume replaces is retired first: what it
-//   still holds or sends is dropped, not delivered, since the cursor counts only delivered frames
-//   and the new connection's catch-up sends those again (delivering both would double them). A
-//   connection that opens after close() is closed at once.
+//   connections delivering every frame). The connection a resume replaces first delivers what it
+//   holds (a catch-up being paged: a turn that ended meanwhile is not sent again by the next one),
+//   then is retired: what it sends after that is dropped, since the cursor counts only delivered
+//   frames and the new connection's catch-up sends those again (delivering both would double them).
+//   A connection that opens after close() is closed at once.
 import type { Schemas } from "./api-types.gen";
 
 export type ServerFrame = Schemas["SocketServerFrame"];
@@ -173,7 +174,9 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
     if (paged === null) {
       // Paging failed: deliver what came, and let the server page from the new cursor instead.
       this.release(conn);
-      if (this.ws === conn.ws && !this.closed) await this.resume().catch(() => {});
+      // A resume already under way waits for this handling to end, and reconnects itself.
+      if (this.ws === conn.ws && !this.closed && !this.resuming)
+        await this.resumeWith({ settle: false }).catch(() => {});
       return;
     }
     this.release(conn, paged);
@@ -296,17 +299,27 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
    * A call while a resume runs gets that resume's promise.
    */
   resume(): Promise<void> {
-    this.resuming ??= this.reconnect().finally(() => {
+    return this.resumeWith({ settle: true });
+  }
+
+  private resumeWith({ settle }: { settle: boolean }): Promise<void> {
+    this.resuming ??= this.reconnect({ settle }).finally(() => {
       this.resuming = null;
       this.notify();
     });
     return this.resuming;
   }
 
-  private async reconnect() {
-    // Retired before the cursor is read: what this connection still holds or sends is left to the next.
-    this.conn.retired = true;
+  private async reconnect({ settle }: { settle: boolean }) {
+    const old = this.conn;
     this.ws.close();
+    // What the replaced connection holds (a catch-up being paged) is delivered before the cursor is
+    // read: the next connection's catch-up sends saved messages again, but not the frames of a turn
+    // that ended meanwhile (its turn_end among them), so they must come from this one. Then it is
+    // retired: anything it still sends is the next one's to deliver, after the cursor.
+    // `settle` false: called from that connection's own frame handling, its frames already out.
+    if (settle) await old.chain.catch(() => {});
+    old.retired = true;
     await this.connect(this.cursorKnown ? this.lastSeq : undefined);
   }
 

@@ -93,15 +93,71 @@ describe("client socket resume() races", () => {
     await s.next((f) => f.type === "resumed");
     expect(resumed).toBeDefined();
     await resumed;
-    await s.next((f) => f.type === "resumed");
+    // The first connection's catch-up was delivered before the second connected, from past it.
+    await s.next((f) => f.type === "resumed" && f.after === 520);
     expect(seqs(s.frames)).toEqual(upTo(520));
-    // The first connection's catch-up was left to the second: one `resumed` frame, the second's.
-    expect(s.frames.filter((f) => f.type === "resumed")).toHaveLength(1);
     expect(opened.filter((ws) => ws.readyState === OPEN)).toHaveLength(1);
     s.send({ type: "send", content: "one more\n@reply-chars 40" });
     await s.next((f) => f.type === "turn_end");
     expect(seqs(s.frames)).toEqual(upTo(522));
     expect(s.lastSeq).toBe(522);
+    s.close();
+  });
+
+  it("a turn that ends while a catch-up is paged keeps its frames, turn_end included, across a resume()", async () => {
+    const key = await newTenant();
+    const messages = Array.from({ length: 520 }, (_, i) =>
+      i % 2 ? { role: "assistant", content: `answer ${i}` } : { role: "user", content: `question ${i}` },
+    );
+    const imported = await api(
+      "POST",
+      "/v1/conversations/import",
+      JSON.stringify({ model: "claude", max_tokens: 100, messages }),
+      { key, raw: true, headers: { "content-type": "application/json" } },
+    );
+    expect(imported.status, imported.text).toBe(201);
+    const id = imported.json.id;
+    // The first page of what the first connection's resume left out is held until the turn ended.
+    let openGate!: () => void;
+    const gate = new Promise<void>((r) => {
+      openGate = r;
+    });
+    let pagingStarted!: () => void;
+    const paging = new Promise<void>((r) => {
+      pagingStarted = r;
+    });
+    const client = createClient({
+      baseUrl: "http://chat.test",
+      key,
+      fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+        const req = new Request(String(input), init);
+        if (req.method === "GET" && new URL(req.url).pathname.endsWith("/messages")) {
+          pagingStarted();
+          await gate;
+        }
+        return worker().fetch(req);
+      }) as typeof fetch,
+      webSocket: async (url, wsInit) => {
+        const res = await worker().fetch(
+          new Request(url.replace(/^ws/, "http"), { headers: { upgrade: "websocket", ...wsInit?.headers } }),
+        );
+        if (!res.webSocket) throw new Error(`websocket refused: ${res.status}`);
+        res.webSocket.accept();
+        return res.webSocket;
+      },
+    });
+    const s = await client.socket(id, { after: 0 });
+    await paging;
+    // A turn runs and ends meanwhile: its live frames reach the first connection, which holds them.
+    const r = await api("POST", `/v1/conversations/${id}/messages`, { content: "hi\n@reply-chars 40" }, { key });
+    expect(r.status, r.text).toBe(200);
+    await new Promise((res) => setTimeout(res, 200));
+    const resumed = s.resume();
+    openGate();
+    await resumed;
+    await s.next((f) => f.type === "turn_end");
+    expect(s.frames.filter((f) => f.type === "turn_end")).toHaveLength(1);
+    expect(seqs(s.frames)).toEqual(upTo(522));
     s.close();
   });
 

@@ -159,7 +159,7 @@ export class ConversationDO extends DurableObject<Env> {
   async patch(ref: ConversationRef, change: ConversationChange): Promise<PatchAnswer> {
     const loaded = await this.record.load(ref);
     if (!loaded) return { kind: "missing" };
-    const parts = { ...this.scope, record: this.record, cache: this.cache, paused: this.paused };
+    const parts = { env: this.scope.env, store: this.store, record: this.record };
     const result = await missingIfGone(
       patchConversation({ ...parts, turnRunning: () => this.order.turnsInFlight > 0 }, loaded, change),
     );

@@ -11,14 +11,10 @@ import {
   type SettingsPatch,
   settingsOnModel,
 } from "../../core/settings";
-import { thinkingKey } from "../../core/thinking-guard";
-import { isThinkingBlock, type StoredMessage } from "../../core/types";
 import { planSettingsPatch } from "../../services/models/resolve";
 import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
 import { FORGET_MEMORY_MAP, formerTitles } from "./index-outbox";
-import type { PausedTurns } from "./paused-turn";
 import { masterMessages } from "./regenerate";
-import type { ReplayCache } from "./replay-cache";
 import type { ConversationStore } from "./conversation-store";
 import type { ConversationRecord } from "./record";
 
@@ -41,18 +37,8 @@ export type PatchAnswer =
 /** How often a settings change is planned again when another change moved the model meanwhile. */
 const MAX_REPLANS = 4;
 
-/** What a PATCH reads and writes: the object's record and store, and what builds its next request. */
-interface PatchParts {
-  env: Env;
-  store: ConversationStore;
-  record: ConversationRecord;
-  cache: ReplayCache;
-  paused: Pick<PausedTurns, "get">;
-  turnRunning: () => boolean;
-}
-
 export async function patchConversation(
-  parts: PatchParts,
+  parts: { env: Env; store: ConversationStore; record: ConversationRecord; turnRunning: () => boolean },
   loaded: ConversationHead,
   change: ConversationChange,
 ): Promise<PatchAnswer> {
@@ -65,14 +51,6 @@ export async function patchConversation(
   for (let replans = 0; ; replans++) {
     const planned = await planSettingsPatch(env, { current, patch });
     if (!planned.ok) return { kind: "invalid", message: planned.message };
-    // A model change moves what the PATCH does not name as creation moves what a conversation
-    // inherits: a fallback that became the model goes, a reserve the new window cannot hold
-    // becomes the new model's; what the PATCH names itself is checked as sent.
-    const onModel = (head: ConversationHead) =>
-      settingsOnModel(head.settings, { patch: planned.patch, from: planned.from, to: planned.to, named: patch });
-    // Building the next request reads D1 (the prompt's inputs): done before the serialized write.
-    const before = record.head ?? loaded;
-    const sentBack = await thinkingSentBack(parts, { head: before, settings: onModel(before), model: planned.to });
     const answer = await record.updateHead<PatchAnswer | { kind: "replan"; settings: Settings }>((head) => {
       // The plan holds for the model it was made against: a change that moved the model while this
       // one was planned (two PATCHes at once) would otherwise get the old model's limits and defaults.
@@ -86,10 +64,18 @@ export async function patchConversation(
                 message: "settings.model: changed by other requests meanwhile; send it again",
               },
             };
-      const settings = onModel(head);
+      // A model change moves what the PATCH does not name as creation moves what a conversation
+      // inherits: a fallback that became the model goes, a reserve the new window cannot hold
+      // becomes the new model's; what the PATCH names itself is checked as sent.
+      const settings = settingsOnModel(head.settings, {
+        patch: planned.patch,
+        from: planned.from,
+        to: planned.to,
+        named: patch,
+      });
       const problem =
         crossCheckSettings(settings, planned.to) ??
-        betweenToolsEffortConflict(store, head, { settings, model: planned.to, sentBack });
+        betweenToolsEffortConflict(store, head, { settings, model: planned.to });
       if (problem) return { next: null, result: { kind: "invalid", message: problem } };
       const busy = turnRunning()
         ? effortUnderRunningTurn({ before: head.settings, after: settings, model: planned.from ?? planned.to })
@@ -181,87 +167,28 @@ function effortUnderRunningTurn({
 /**
  * Under thinking "between_tools" the API takes no change of effort within a conversation
  * (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5): settings that would
- * send a between_tools request at another effort than a reply whose thinking that request carries
- * ran at (its stored mark) are refused. A marked reply whose thinking no longer goes back holds
- * nothing: the thinking guard leaves it out of every request once the prefix it followed moved (a
- * tool activated, a stub batch, the day's memory map, a fold), and a refused turn, an import or a
- * superseded reply is never replayed. What goes back is read from the next request as the turn
- * builds it (`sentBack`); when that reading is missing or older than the head or tail it is checked
- * against, every marked reply counts, as one that may go back.
+ * send a between_tools request at another effort than a reply the model reads back ran at (its
+ * stored mark, in the tail after the fold and any import, not replaced by a regenerate) are refused. Another
+ * model's thinking is not read back, so it does not count.
  */
 function betweenToolsEffortConflict(
   store: ConversationStore,
   head: ConversationHead,
-  { settings, model, sentBack }: { settings: Settings; model: ModelEntry; sentBack: SentBack | null },
+  { settings, model }: { settings: Settings; model: ModelEntry },
 ): string | null {
   if (settings.thinking !== "between_tools") return null;
   const effort = effectiveEffort(settings, model);
-  const fresh = sentBack?.head === head && sentBack.lastSeq === store.lastSeq() ? sentBack : null;
-  const ranAt = otherEffortReplies(store, head, { effort, model }).find(
-    (m) => !fresh || carried(m, fresh.keys),
-  )?.betweenToolsEffort;
-  return ranAt
-    ? `settings.effort: with thinking "between_tools" the effort cannot change within a conversation: its thinking ran at ${ranAt} (asked: ${effort}); keep ${ranAt}, use thinking "adaptive", or start a new conversation`
-    : null;
-}
-
-/**
- * The tail's replies marked at another between_tools effort than `effort`: those that may send
- * thinking of that effort back. No sub-agent's thread, nothing superseded (the master's replay),
- * nothing folded or imported (an import's thinking is not sent back: replay-rules.ts
- * `withoutSeals`), no refusal; another model's thinking is not read back either.
- */
-function otherEffortReplies(
-  store: ConversationStore,
-  head: ConversationHead,
-  { effort, model }: { effort: string | null; model: ModelEntry },
-): StoredMessage[] {
+  // An import's thinking is not sent back either (replay-rules.ts `withoutSeals`).
   const from = Math.max(head.summarizedThroughMessage ?? 0, head.importedThroughMessage ?? 0);
-  return masterMessages(store.listAfter(from, Number.MAX_SAFE_INTEGER), head).filter(
+  // What the master's replay sends back: no sub-agent's thread, nothing superseded, no refused reply.
+  const ranAt = masterMessages(store.listAfter(from, Number.MAX_SAFE_INTEGER), head).find(
     (m) =>
       m.betweenToolsEffort !== undefined &&
       m.betweenToolsEffort !== effort &&
       m.stopReason !== "refusal" &&
       (m.model === model.id || model.aliases.includes(m.model ?? "")),
-  );
-}
-
-/** The thinking blocks the next request carries (by thinkingKey), read for one head and the tail through one seq. */
-interface SentBack {
-  head: ConversationHead;
-  lastSeq: number;
-  keys: ReadonlySet<string>;
-}
-
-/** Whether a reply's thinking is among the blocks the next request carries. */
-const carried = (m: StoredMessage, keys: ReadonlySet<string>): boolean =>
-  m.content.some((b) => isThinkingBlock(b) && keys.has(thinkingKey(b)));
-
-/**
- * The thinking the next request would carry under the new settings: the request the turn builds
- * (replay-cache.ts buildRequest, as /replay shows it, the results first while a paused turn waits
- * on them), after its thinking guard (core/thinking-guard.ts keepValidThinking) and without refused
- * turns. Built only when a reply ran at another effort; null when it cannot be built (the prompt's
- * inputs unreadable): then every such reply counts.
- */
-async function thinkingSentBack(
-  { store, cache, paused }: Pick<PatchParts, "store" | "cache" | "paused">,
-  { head, settings, model }: { head: ConversationHead; settings: Settings; model: ModelEntry },
-): Promise<SentBack | null> {
-  if (settings.thinking !== "between_tools") return null;
-  if (!otherEffortReplies(store, head, { effort: effectiveEffort(settings, model), model }).length) return null;
-  // Read before the awaits: a message stored meanwhile makes the reading stale (see `fresh`).
-  const lastSeq = store.lastSeq();
-  const next: ConversationHead = { ...head, settings };
-  try {
-    const awaitingResults = !!(await paused.get());
-    const { request } = cache.buildRequest(next, await cache.promptContext(next, model), { awaitingResults });
-    const keys = new Set<string>();
-    for (const m of request.messages)
-      if (typeof m.content !== "string") for (const b of m.content) if (isThinkingBlock(b)) keys.add(thinkingKey(b));
-    return { head, lastSeq, keys };
-  } catch (err) {
-    console.error("next request unavailable for the between_tools effort check", err);
-    return null;
-  }
+  )?.betweenToolsEffort;
+  return ranAt
+    ? `settings.effort: with thinking "between_tools" the effort cannot change within a conversation: its thinking ran at ${ranAt} (asked: ${effort}); keep ${ranAt}, use thinking "adaptive", or start a new conversation`
+    : null;
 }

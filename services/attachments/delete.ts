@@ -30,8 +30,11 @@ export async function attachmentToDelete(db: D1Database, tenantId: string, id: s
   return (await getAttachmentRow(db, tenantId, id)) ?? (await getAttachmentRow(db, tenantId, retiredId(id)));
 }
 
-/** R2's "the specified multipart upload does not exist", the code ending its error's message. */
-const NO_SUCH_UPLOAD = /\(10024\)\s*$/;
+/** The code R2 puts at the end of its error's message (`… (10024)`), if any. */
+export const r2Code = (err: unknown) => /\((\d{5})\)\s*$/.exec(err instanceof Error ? err.message : String(err))?.[1];
+
+/** R2's "the specified multipart upload does not exist". */
+export const NO_SUCH_UPLOAD = "10024";
 
 /**
  * Aborts an R2 multipart upload. One R2 no longer has (aborted already, by an earlier try whose
@@ -43,7 +46,7 @@ export async function abortUpload(bucket: R2Bucket, { r2Key, uploadId }: { r2Key
   try {
     await bucket.resumeMultipartUpload(r2Key, uploadId).abort();
   } catch (err) {
-    if (!NO_SUCH_UPLOAD.test(err instanceof Error ? err.message : String(err))) throw err;
+    if (r2Code(err) !== NO_SUCH_UPLOAD) throw err;
   }
 }
 

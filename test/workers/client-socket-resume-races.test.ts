@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../client";
 import type { ConversationSocket, ServerFrame } from "../../client/socket";
-import { api, connectSocket, createConversation, DEV_KEY, newTenant, worker } from "./helpers";
+import { api, connectSocket, createConversation, DEV_KEY, importAlternating, newTenant, worker } from "./helpers";
 
 const OPEN = 1;
 const seqs = (frames: ServerFrame[]) => frames.flatMap((f) => (f.type === "message" ? [f.message.seq] : []));
@@ -68,17 +68,7 @@ describe("client socket resume() races", () => {
 
   it("a resume() while a more: true catch-up is being paged delivers each message once, in order", async () => {
     const key = await newTenant();
-    const messages = Array.from({ length: 520 }, (_, i) =>
-      i % 2 ? { role: "assistant", content: `answer ${i}` } : { role: "user", content: `question ${i}` },
-    );
-    const imported = await api(
-      "POST",
-      "/v1/conversations/import",
-      JSON.stringify({ model: "claude", max_tokens: 100, messages }),
-      { key, raw: true, headers: { "content-type": "application/json" } },
-    );
-    expect(imported.status, imported.text).toBe(201);
-    const id = imported.json.id;
+    const id = await importAlternating(key, 520);
     let s: ConversationSocket | undefined;
     let resumed: Promise<void> | undefined;
     const { client, opened } = clientFor({
@@ -106,17 +96,7 @@ describe("client socket resume() races", () => {
 
   it("a turn that ends while a catch-up is paged keeps its frames, turn_end included, across a resume()", async () => {
     const key = await newTenant();
-    const messages = Array.from({ length: 520 }, (_, i) =>
-      i % 2 ? { role: "assistant", content: `answer ${i}` } : { role: "user", content: `question ${i}` },
-    );
-    const imported = await api(
-      "POST",
-      "/v1/conversations/import",
-      JSON.stringify({ model: "claude", max_tokens: 100, messages }),
-      { key, raw: true, headers: { "content-type": "application/json" } },
-    );
-    expect(imported.status, imported.text).toBe(201);
-    const id = imported.json.id;
+    const id = await importAlternating(key, 520);
     // The first page of what the first connection's resume left out is held until the turn ended.
     let openGate!: () => void;
     const gate = new Promise<void>((r) => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { createClient } from "../../client";
 import type { ServerFrame } from "../../client/socket";
 import { socketServerFrameSchema } from "../../workers/chat/openapi/schemas";
-import { api, connectSocket, createConversation, DEV_KEY, newTenant, worker } from "./helpers";
+import { api, connectSocket, createConversation, DEV_KEY, importAlternating, newTenant, worker } from "./helpers";
 
 /** The client, its HTTP and its websockets going through the worker's fetch handler. */
 const clientFor = (key = DEV_KEY) =>
@@ -28,17 +28,7 @@ const seqs = (frames: ServerFrame[]) => frames.flatMap((f) => (f.type === "messa
 describe("the client's socket on the real server", () => {
   it("pages what a resume leaves out (more: true), then takes live messages: each once, in order", async () => {
     const key = await newTenant();
-    const messages = Array.from({ length: 520 }, (_, i) =>
-      i % 2 ? { role: "assistant", content: `answer ${i}` } : { role: "user", content: `question ${i}` },
-    );
-    const imported = await api(
-      "POST",
-      "/v1/conversations/import",
-      JSON.stringify({ model: "claude", max_tokens: 100, messages }),
-      { key, raw: true, headers: { "content-type": "application/json" } },
-    );
-    expect(imported.status, imported.text).toBe(201);
-    const id = imported.json.id;
+    const id = await importAlternating(key, 520);
     const s = await clientFor(key).socket(id, { after: 0 });
     const resumed = await s.next((f) => f.type === "resumed");
     expect(resumed).toMatchObject({ after: 0, through: 500, lastSeq: 520, more: true });

@@ -60,6 +60,19 @@ export async function api<M extends Method, P extends string>(
 export const importText = (body: string, key: string, type = "application/json") =>
   api("POST", "/v1/conversations/import", body, { key, raw: true, headers: { "content-type": type } });
 
+/**
+ * A conversation imported for `key` with `n` messages, a user question and an assistant answer in
+ * turn (seq 1..n): long enough that a socket's catch-up from 0 pages what its resume leaves out.
+ */
+export async function importAlternating(key: string, n: number): Promise<string> {
+  const messages = Array.from({ length: n }, (_, i) =>
+    i % 2 ? { role: "assistant", content: `answer ${i}` } : { role: "user", content: `question ${i}` },
+  );
+  const imported = await importText(JSON.stringify({ model: "claude", max_tokens: 100, messages }), key);
+  if (imported.status !== 201) throw new Error(`import: ${imported.status} ${imported.text}`);
+  return imported.json.id;
+}
+
 export async function createConversation(settings?: Record<string, unknown>, key?: string): Promise<string> {
   const r = await api("POST", "/v1/conversations", { title: "test", ...(settings ? { settings } : {}) }, { key });
   if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);

@@ -4,7 +4,7 @@
 // OpenAPI descriptions. Each route checks its own owner (the conversation or the project) and
 // finishes the file its own way.
 import { z } from "zod";
-import { purgeAttachment } from "../../../services/attachments/delete";
+import { NO_SUCH_UPLOAD, purgeAttachment, r2Code } from "../../../services/attachments/delete";
 import { type AttachmentRow, getAttachmentRow, insertAttachment } from "../../../services/attachments/store";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { ResponseDoc, RouteDoc } from "../openapi/registry";
@@ -113,12 +113,6 @@ export async function putPart(upload: R2MultipartUpload, { part, req }: { part: 
     throw err;
   }
 }
-
-/** R2's "the specified multipart upload does not exist". */
-const NO_SUCH_UPLOAD = "10024";
-
-/** The code R2 puts at the end of its error's message, if any. */
-const r2Code = (err: unknown) => /\((\d{5})\)\s*$/.exec(err instanceof Error ? err.message : String(err))?.[1];
 
 /**
  * Joins the parts into the object; a refusal as completeRefused says. R2's "no such upload" (10024)

@@ -117,10 +117,6 @@ export async function finishAttachment(
   return open ? "full" : "missing";
 }
 
-/** Whether finishAttachment made the row ready. */
-export const updateAttachment = async (db: D1Database, upload: Parameters<typeof finishAttachment>[1]) =>
-  (await finishAttachment(db, upload)) === "updated";
-
 /** Tenant-scoped: another tenant's id is simply not found. */
 export async function getAttachmentRow(db: D1Database, tenantId: string, id: string): Promise<AttachmentRow | null> {
   return (

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sweepAbandonedUploads } from "../../workers/chat/scheduled";
-import { getAttachmentRow, insertAttachment, updateAttachment } from "../../services/attachments/store";
+import { finishAttachment, getAttachmentRow, insertAttachment } from "../../services/attachments/store";
 import { newRow } from "../../workers/chat/routes/attachments";
 import { createConversation, newTenantWithId } from "./helpers";
 
@@ -38,7 +38,7 @@ function failingDeletes(failsFor?: string): R2Bucket {
 const withBucket = (bucket: R2Bucket): Env => Object.create(env, { BUCKET: { value: bucket } });
 
 const finishOf = (row: { tenantId: string; id: string }) =>
-  updateAttachment(env.DB, {
+  finishAttachment(env.DB, {
     tenantId: row.tenantId,
     id: row.id,
     change: { status: "ready", size: 11, facts: JSON.stringify({ kind: "text", lines: 1 }) },
@@ -55,7 +55,7 @@ describe("the abandoned-upload sweep when R2 fails", () => {
     expect(kept).not.toBeNull();
     expect(kept?.status).not.toBe("ready");
     expect(await env.BUCKET.head(row.r2Key)).not.toBeNull();
-    expect(await finishOf(row)).toBe(false);
+    expect(await finishOf(row)).toBe("missing");
     expect((await getAttachmentRow(env.DB, tenantId, row.id))?.status).not.toBe("ready");
     // The next tick takes it again: bytes, then row.
     await sweepAbandonedUploads(env, Date.now());

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sweepAbandonedUploads } from "../../workers/chat/scheduled";
-import { getAttachmentRow, insertAttachment, updateAttachment } from "../../services/attachments/store";
+import { finishAttachment, getAttachmentRow, insertAttachment } from "../../services/attachments/store";
 import { newRow } from "../../workers/chat/routes/attachments";
 import { createConversation, newTenantWithId } from "./helpers";
 
@@ -31,12 +31,12 @@ describe("the abandoned-upload sweep", () => {
     const finishFirst = async () => {
       if (finished) return;
       finished = true;
-      const kept = await updateAttachment(env.DB, {
+      const kept = await finishAttachment(env.DB, {
         tenantId,
         id: racing.id,
         change: { status: "ready", size: 11, facts: JSON.stringify({ kind: "text", lines: 1 }) },
       });
-      expect(kept).toBe(true);
+      expect(kept).toBe("updated");
     };
     // The sweep's first statement is its listing of stale rows: the finish lands right after it.
     const statement = (stmt: D1PreparedStatement): D1PreparedStatement =>
@@ -74,7 +74,7 @@ describe("the abandoned-upload sweep", () => {
     const conv = await createConversation(undefined, key);
     const late = await staleUpload(tenantId, conv, "late.txt");
     // The finish lands as the sweep removes the bytes (its first R2 delete naming them).
-    let seen: { rowThere: boolean; finished: boolean } | null = null;
+    let seen: { rowThere: boolean; finished: Awaited<ReturnType<typeof finishAttachment>> } | null = null;
     const bucket = new Proxy(env.BUCKET, {
       get(target, prop) {
         const value = Reflect.get(target, prop, target);
@@ -83,7 +83,7 @@ describe("the abandoned-upload sweep", () => {
             if (!seen && [keys].flat().includes(late.r2Key))
               seen = {
                 rowThere: (await getAttachmentRow(env.DB, tenantId, late.id)) !== null,
-                finished: await updateAttachment(env.DB, {
+                finished: await finishAttachment(env.DB, {
                   tenantId,
                   id: late.id,
                   change: { status: "ready", size: 11, facts: JSON.stringify({ kind: "text", lines: 1 }) },
@@ -95,7 +95,7 @@ describe("the abandoned-upload sweep", () => {
       },
     });
     await sweepAbandonedUploads(Object.create(env, { BUCKET: { value: bucket } }), Date.now());
-    expect(seen).toEqual({ rowThere: true, finished: false });
+    expect(seen).toEqual({ rowThere: true, finished: "missing" });
     expect(await getAttachmentRow(env.DB, tenantId, late.id)).toBeNull();
     expect(await env.BUCKET.head(late.r2Key)).toBeNull();
   });

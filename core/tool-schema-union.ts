@@ -15,12 +15,25 @@
 //   $defs/X", "#/oneOf/1/properties/y"; or "#", the union itself) gets a copy of that target in
 //   $defs, named after it ("X", "oneOf_1_properties_y", "root"; "_2", "_3"... on a clash with a
 //   definition already there), and points there. A ref that resolved nowhere before stays as it is.
+// - the walk is bounded: unions nested through $refs repeat their branches at every level (a 1.9 KB
+//   schema of four levels of 20 refs is 168,000 branches), so past MAX_BRANCHES branches the tool
+//   is offered without arguments rather than flattened in part, and the note says why. The note's
+//   lines are each said once (the schema's own combinations first) and cut at NOTE_MAX_CHARS: it
+//   rides every request once the tool is active.
 import type { JsonSchema, ModelToolSchema } from "./json-schema";
 
 const UNIONS = ["oneOf", "anyOf", "allOf"] as const;
 type Union = (typeof UNIONS)[number];
 /** How deep nested unions and $refs are followed: a cycle or a pathological schema stops here. */
 const MAX_DEPTH = 4;
+/**
+ * How many union branches one schema's flattening may visit, every level together: a real one
+ * visits tens; a schema past this would give a note of thousands of lines and cost seconds on
+ * every turn that lists the tool.
+ */
+export const MAX_BRANCHES = 1_000;
+/** The longest note (the combinations told in the description): the lines past it are counted, not shown. */
+export const NOTE_MAX_CHARS = 2_000;
 
 const isObj = (v: unknown): v is JsonSchema => !!v && typeof v === "object" && !Array.isArray(v);
 const stable = (v: unknown): string => JSON.stringify(v);
@@ -31,12 +44,26 @@ interface Flat {
   notes: string[];
 }
 
+/** One flattening's walk: the root's definitions, and how many more branches it may visit. */
+interface Walk {
+  defs: JsonSchema;
+  branchesLeft: number;
+}
+
 export function flattenUnion(schema: JsonSchema): ModelToolSchema {
   const defs = {
     ...(isObj(schema.definitions) ? schema.definitions : {}),
     ...(isObj(schema.$defs) ? schema.$defs : {}),
   };
-  const flat = flatten(schema, defs, 0);
+  const walk: Walk = { defs, branchesLeft: MAX_BRANCHES };
+  const flat = flatten(schema, walk, 0);
+  // Not flattened in part: a branch left out would take its arguments with it (and an
+  // "additionalProperties": false kept from the root would then refuse them).
+  if (walk.branchesLeft < 0)
+    return {
+      schema: { type: "object", properties: {} },
+      note: `Its input schema's unions have more than ${MAX_BRANCHES} branches in all (counted through their $refs), too many to flatten, so it is offered without arguments.`,
+    };
   // Built from entries, not by assignment: an argument named `__proto__` stays a property.
   const properties: JsonSchema = Object.fromEntries(
     [...flat.properties].map(([name, variants]) => [name, merged(variants, "anyOf")]),
@@ -44,8 +71,30 @@ export function flattenUnion(schema: JsonSchema): ModelToolSchema {
   const { oneOf: _o, anyOf: _a, allOf: _l, properties: _p, required: _r, ...rest } = schema;
   const out: JsonSchema = { ...rest, type: "object", properties };
   if (flat.required.size) out.required = [...flat.required];
-  const note = flat.notes.length ? flat.notes.join("\n") : null;
-  return { schema: withoutUnusedDefs(withRefsKept(out, schema)), note };
+  return { schema: withoutUnusedDefs(withRefsKept(out, schema)), note: cappedNote(flat.notes) };
+}
+
+/**
+ * The note's lines, each once (a union reached through several refs tells the same combinations
+ * each time), up to NOTE_MAX_CHARS; the lines past it are counted at the end. A first line longer
+ * than that is cut, so the schema's own combinations are always told in part.
+ */
+function cappedNote(notes: string[]): string | null {
+  const lines = [...new Set(notes)];
+  if (!lines.length) return null;
+  let note = "";
+  let shown = 0;
+  for (const line of lines) {
+    const next = shown ? `${note}\n${line}` : line;
+    if (next.length > NOTE_MAX_CHARS) {
+      if (!shown) (note = `${line.slice(0, NOTE_MAX_CHARS - 1).toWellFormed()}…`), shown++;
+      break;
+    }
+    note = next;
+    shown++;
+  }
+  const left = lines.length - shown;
+  return left ? `${note}\n… and ${left} more ${left === 1 ? "line" : "lines"} on nested unions, left out.` : note;
 }
 
 /** Keywords whose values are data, not schemas: a "$ref" in them is no reference. */
@@ -186,18 +235,28 @@ function resolve(s: unknown, defs: JsonSchema, depth: number): JsonSchema | null
   return isObj(node) && depth <= MAX_DEPTH ? node : null;
 }
 
-function flatten(s: JsonSchema, defs: JsonSchema, depth: number): Flat {
+function flatten(s: JsonSchema, walk: Walk, depth: number): Flat {
   const flat: Flat = { properties: new Map(), required: new Set(), notes: [] };
   const own = isObj(s.properties) ? s.properties : {};
   for (const [name, p] of Object.entries(own)) if (isObj(p)) flat.properties.set(name, [p]);
   for (const r of Array.isArray(s.required) ? s.required : []) if (typeof r === "string") flat.required.add(r);
+  // The branches' own lines, after the schema's: the note is cut at its end.
+  const nested: string[] = [];
   for (const kind of UNIONS) {
     if (!Array.isArray(s[kind])) continue;
+    // Counted before they are read: past the budget nothing more is walked (flattenUnion gives up).
+    walk.branchesLeft -= (s[kind] as unknown[]).length;
+    if (walk.branchesLeft < 0) return flat;
     const branches = (s[kind] as unknown[])
-      .map((b) => resolve(b, defs, depth))
+      .map((b) => resolve(b, walk.defs, depth))
       .filter((b): b is JsonSchema => !!b && (b.type === undefined || b.type === "object"));
     if (!branches.length) continue;
-    const parts = branches.map((b) => flatten(b, defs, depth + 1));
+    const parts: Flat[] = [];
+    for (const b of branches) {
+      parts.push(flatten(b, walk, depth + 1));
+      if (walk.branchesLeft < 0) return flat;
+    }
+    if (kind !== "allOf" && parts.length > 1) flat.notes.push(combinationsLine(kind, branches, parts));
     for (const part of parts) {
       for (const [name, variants] of part.properties) {
         // The schema's own declaration of a property always applies: it stays as it is.
@@ -209,14 +268,12 @@ function flatten(s: JsonSchema, defs: JsonSchema, depth: number): Flat {
           kind === "allOf" ? [merged([...have, ...variants], "allOf")] : [...have, ...variants],
         );
       }
-      flat.notes.push(...part.notes);
+      nested.push(...part.notes);
     }
     if (kind === "allOf") for (const part of parts) part.required.forEach((r) => flat.required.add(r));
-    else {
-      for (const r of parts[0].required) if (parts.every((p) => p.required.has(r))) flat.required.add(r);
-      if (parts.length > 1) flat.notes.push(combinationsLine(kind, branches, parts));
-    }
+    else for (const r of parts[0].required) if (parts.every((p) => p.required.has(r))) flat.required.add(r);
   }
+  flat.notes.push(...nested);
   return flat;
 }
 

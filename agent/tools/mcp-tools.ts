@@ -18,7 +18,8 @@ const oneLine = (text: string, max: number) => {
 };
 
 export function mcpToolDefinition(
-  scope: Pick<ToolScope, "env" | "tenantId">,
+  /** projectId: the conversation's project; none given is none (a conversation of no project). */
+  scope: Pick<ToolScope, "env" | "tenantId"> & Partial<Pick<ToolScope, "projectId">>,
   server: McpServerRow,
   tool: McpToolEntry,
 ): ToolDefinition<Record<string, unknown>> {
@@ -46,8 +47,9 @@ export function mcpToolDefinition(
         serverId: server.id,
         mcpName: tool.mcpName,
         args: originalArguments(input, renamed),
-        // A server renamed or moved to another project since is no longer this conversation's.
-        offered: { toolName: tool.name, server: { name: server.name, projectId: server.projectId } },
+        // A server renamed or moved to another project since is no longer this conversation's; one
+        // moved between tenant-wide and the conversation's own project still is.
+        offered: { toolName: tool.name, serverName: server.name, projectId: scope.projectId ?? null },
       }),
   };
 }
@@ -56,15 +58,25 @@ export function mcpToolDefinition(
  * modelToolSchema, for a schema within INPUT_SCHEMA_MAX_BYTES (an HTTP or client tool's cap): a
  * larger one would ride every request once the tool is active (a 1 MB schema, ~300k input tokens
  * each time), so it is offered without arguments, as a schema that cannot be read is, saying why.
+ * The cap holds for what is sent, too: the rewritten schema and its note in the description (a
+ * union's rewrite can be larger than the schema the server declared).
  */
 function cappedToolSchema(declared: unknown): ModelToolSchema {
-  const bytes = new TextEncoder().encode(JSON.stringify(declared) ?? "").byteLength;
-  if (bytes <= INPUT_SCHEMA_MAX_BYTES) return modelToolSchema(declared);
-  return {
-    schema: { type: "object", properties: {} },
-    note: `Its input schema is ${bytes} bytes, more than the ${INPUT_SCHEMA_MAX_BYTES} a tool's schema may take, so it is offered without arguments.`,
-  };
+  const declaredBytes = jsonBytes(declared);
+  if (declaredBytes > INPUT_SCHEMA_MAX_BYTES) return offeredWithoutArguments(`is ${declaredBytes} bytes`);
+  const sendable = modelToolSchema(declared);
+  const sentBytes = jsonBytes(sendable.schema) + new TextEncoder().encode(sendable.note ?? "").byteLength;
+  if (sentBytes > INPUT_SCHEMA_MAX_BYTES)
+    return offeredWithoutArguments(`is ${sentBytes} bytes as sent (rewritten for the API, with its note)`);
+  return sendable;
 }
+
+const jsonBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength;
+
+const offeredWithoutArguments = (size: string): ModelToolSchema => ({
+  schema: { type: "object", properties: {} },
+  note: `Its input schema ${size}, more than the ${INPUT_SCHEMA_MAX_BYTES} a tool's schema may take, so it is offered without arguments.`,
+});
 
 /** The `mcp` kind of tenant tool (listed in agent/tools/index.ts). */
 export const mcpToolSource: ToolSource = {

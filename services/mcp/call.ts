@@ -26,14 +26,19 @@ export async function callMcpTool(
     serverId: string;
     mcpName: string;
     args: Record<string, unknown>;
-    /** The tool as the conversation was offered it: its name, and its server's name and project then. */
-    offered?: { toolName: string; server: Pick<McpServerRow, "name" | "projectId"> };
+    /**
+     * The tool as the conversation was offered it: its name, its server's name then, and the
+     * conversation's project (null: none), whose servers and the tenant-wide ones it sees.
+     */
+    offered?: { toolName: string; serverName: string; projectId: string | null };
   },
 ): Promise<McpResultOutput & { listChanged?: boolean }> {
   const row = await getMcpServer(env.DB, tenantId, serverId);
   // Renamed, or moved to another project, the server is not the one the conversation was offered:
   // its tools are no longer in scope under that name (as an HTTP tool's, agent/tools/registered-tools.ts).
-  if (!row || (offered && (row.name !== offered.server.name || row.projectId !== offered.server.projectId)))
+  // Moved between tenant-wide and the conversation's own project, it is still in scope: the
+  // conversation lists it either way (the list it was offered from is up to 30 s old).
+  if (!row || (offered && (row.name !== offered.serverName || !inScope(row, offered.projectId))))
     return {
       content: offered
         ? `the tool ${offered.toolName} is no longer registered`
@@ -78,14 +83,21 @@ export async function callMcpTool(
           console.error(`MCP server ${row.id}: the list did not refresh after list_changed: ${message(err, secret)}`),
         );
     const output = mcpResultOutput(result);
-    const textBytes = new TextEncoder().encode(output.content).byteLength;
-    if (textBytes > MCP_MAX_RESULT_TEXT_BYTES)
+    // The cap holds for the server's text (past it, nothing is withheld: that search alone would
+    // cost a 6 MiB message's time and memory) and for what is stored: the text with the auth
+    // value withheld, longer when the server echoes it (each 4-character match becomes
+    // "[<header name> withheld]", up to 75 characters).
+    const textBytes = utf8Bytes(output.content);
+    const stored =
+      textBytes > MCP_MAX_RESULT_TEXT_BYTES ? null : withheld({ ...output, ...(listChanged ? { listChanged } : {}) });
+    const storedBytes = stored ? utf8Bytes(stored.content) : textBytes;
+    if (!stored || storedBytes > MCP_MAX_RESULT_TEXT_BYTES)
       return withheld({
-        content: `MCP tool ${mcpName} on "${row.name}" returned ${textBytes} bytes of text, more than the ${MCP_MAX_RESULT_TEXT_BYTES} one MCP tool result may hold; none of it is kept`,
+        content: `MCP tool ${mcpName} on "${row.name}" returned ${textBytes} bytes of text${storedBytes === textBytes ? "" : ` (${storedBytes} with its auth value withheld)`}, more than the ${MCP_MAX_RESULT_TEXT_BYTES} one MCP tool result may hold; none of it is kept`,
         isError: true,
         ...(listChanged ? { listChanged } : {}),
       });
-    return withheld({ ...output, ...(listChanged ? { listChanged } : {}) });
+    return stored;
   } catch (err) {
     // Only the platform's own timeouts are told as one: a server's error that mentions a timeout
     // ("database query timed out") is its own message. It names the whole timeoutMs, which the
@@ -99,6 +111,11 @@ export async function callMcpTool(
     await conn.close();
   }
 }
+
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength;
+
+/** Whether a conversation of `projectId` (null: none) sees the server: a tenant-wide one, or its project's. */
+const inScope = (row: McpServerRow, projectId: string | null) => row.projectId === null || row.projectId === projectId;
 
 /** The output with every occurrence of the secret header's value (or its words) withheld, in its text and text blocks. */
 function withheldFrom<T extends McpResultOutput>(out: T, secret: Record<string, string>): T {

@@ -62,7 +62,7 @@ export async function callHttpTool(
         ),
       );
     last = await attemptOnce(spec, { body, ids, allowLoopback });
-    if (last.ok) return { content: scrub(last.text, spec.headers), isError: false, attempts: attempt };
+    if (last.ok) return { content: last.text, isError: false, attempts: attempt };
     // A retried call that ends on an error not retried (a 503, then a 404) says so too.
     if (!last.retryable) return failedAfter(last.message, { attempts: attempt, headers: spec.headers });
   }
@@ -145,13 +145,16 @@ async function attemptOnce(
         };
       }
       const read = await readCapped(res, spec.maxResponseBytes);
-      if (!read.ok)
+      // The cap holds for what is stored too: the body with the tool's header values withheld,
+      // longer when the endpoint echoes them (each match becomes "[<header name> withheld]").
+      const text = read.ok ? scrub(read.text, spec.headers) : "";
+      if (!read.ok || new TextEncoder().encode(text).byteLength > spec.maxResponseBytes)
         return {
           ok: false,
-          message: `${spec.name}: response larger than ${spec.maxResponseBytes} bytes (the tool's maxResponseBytes)`,
+          message: `${spec.name}: response larger than ${spec.maxResponseBytes} bytes (the tool's maxResponseBytes)${read.ok ? " with its header values withheld" : ""}`,
           retryable: false,
         };
-      return { ok: true, status: res.status, text: read.text || `(empty response, HTTP ${res.status})` };
+      return { ok: true, status: res.status, text: text || `(empty response, HTTP ${res.status})` };
     }
   } catch (err) {
     if (signal.aborted)

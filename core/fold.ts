@@ -3,7 +3,7 @@
 // is held to the size cap.
 import type { ModelEntry } from "./models/catalog";
 import { SUMMARY_THINKING_ROOM, summarizationParams } from "./model-params";
-import { isToolResultCarrier, messageChars, renderMessageText } from "./render";
+import { isAttachmentNote, isToolResultCarrier, messageChars, renderMessageText } from "./render";
 import type { ModelRequest, StoredMessage } from "./types";
 import { sliceWhole, tailWhole } from "./text-cut";
 
@@ -16,12 +16,20 @@ export const FOLD_PROMPT_BUDGET_CHARS = 160_000;
 const isRealUserMessage = (m: StoredMessage) => m.role === "user" && !isToolResultCarrier(m);
 
 /**
- * Whether a fold may end right before `m`: a user message holding no tool result. One that answers
- * the step before it and asks on in the same message (results, then text: common in an imported
- * Anthropic transcript) continues that step: cut before it, the tail would open on results whose
- * calls were folded away, and the provider refuses every later request.
+ * Whether a fold may end right before `region[i]`: a user message holding no tool result. One that
+ * answers the step before it and asks on in the same message (results, then text: common in an
+ * imported Anthropic transcript) continues that step: cut before it, the tail would open on results
+ * whose calls were folded away, and the provider refuses every later request. Nor an attachment's
+ * note right after another user message: a file uploaded while a turn waits on client tools has
+ * its note saved inside that turn, after the step's results (or after another such note). Cut
+ * before it, the tail would open on the note with the turn's question and results folded away, and
+ * a regenerate would run the note again as if it were the prompt.
  */
-const mayCutBefore = (m: StoredMessage) => m.role === "user" && !m.content.some((b) => b.type === "tool_result");
+const mayCutBefore = (region: readonly StoredMessage[], i: number): boolean => {
+  const m = region[i];
+  if (m.role !== "user" || m.content.some((b) => b.type === "tool_result")) return false;
+  return !(isAttachmentNote(m) && region[i - 1]?.role === "user");
+};
 
 /** The tags of the blocks a summary and its sources ride in: the replay's and the fold request's. */
 const SUMMARY_BLOCK_TAG = /<(\s*\/?\s*)(conversation_summary|previous_summary|new_messages)/gi;
@@ -38,15 +46,15 @@ export const neutralizeSummaryTags = (text: string): string => text.replace(SUMM
 /**
  * The fold mark over the unsummarized region (oldest first): the index of the first message the
  * fold keeps, or null when nothing can be folded. It keeps the last `tailMessages` verbatim, then
- * walks back to the nearest user message that holds no tool result (a provider replay must start on
- * a user turn, and one that answers tool calls continues the step before it). Cutting right before
- * such a message can never separate a tool_use from its tool_result: results always sit in the
- * user message right after their call.
+ * walks back to the nearest user message that holds no tool result and is no note saved inside a
+ * turn (mayCutBefore: a provider replay must start on a user turn, and one that answers tool calls
+ * continues the step before it). Cutting right before such a message can never separate a tool_use
+ * from its tool_result: results always sit in the user message right after their call.
  */
 export function chooseFoldMark(region: readonly StoredMessage[], tailMessages: number): number | null {
   let mark = region.length - tailMessages;
   if (mark <= 0) return null;
-  while (mark > 0 && !mayCutBefore(region[mark])) mark--;
+  while (mark > 0 && !mayCutBefore(region, mark)) mark--;
   return mark > 0 ? mark : null;
 }
 
@@ -56,8 +64,8 @@ export function chooseFoldMark(region: readonly StoredMessage[], tailMessages: n
  * puts its foldable part (everything before the mark) over the threshold, so each fold absorbs
  * about one threshold of conversation and the summary covers what the threshold says. A region
  * that arrived at once (an import) or piled up behind a fold in flight is cut the same way: the
- * shortest prefix ending where a turn ends (before a user message with no tool result, or at the
- * region's end) whose foldable chars exceed the threshold; the whole region when none does.
+ * shortest prefix ending where a turn ends (where mayCutBefore allows a cut, or at the region's
+ * end) whose foldable chars exceed the threshold; the whole region when none does.
  */
 export function turnByTurnFoldLength(
   region: readonly StoredMessage[],
@@ -67,10 +75,10 @@ export function turnByTurnFoldLength(
   const before: number[] = [0];
   for (const m of region) before.push(before[before.length - 1] + messageChars(m));
   for (let end = 1; end < region.length; end++) {
-    if (!mayCutBefore(region[end])) continue;
+    if (!mayCutBefore(region, end)) continue;
     let mark = end - tailMessages;
     if (mark <= 0) continue;
-    while (mark > 0 && !mayCutBefore(region[mark])) mark--;
+    while (mark > 0 && !mayCutBefore(region, mark)) mark--;
     if (mark > 0 && before[mark] > thresholdChars) return end;
   }
   return region.length;
@@ -120,14 +128,14 @@ export function foldExcerpts(folded: readonly StoredMessage[], budget: number): 
 
 /**
  * Where a fold cuts when its request showed only the first `included` of the `mark` messages it was
- * to fold: the last user message with no tool result at or before `included`, so the summary
+ * to fold: the last place mayCutBefore allows at or before `included`, so the summary
  * covers nothing its writer did not see (the rest stays in the tail for the next fold). `mark`
  * itself when all were shown, or when no such message exists (a run of tool calls longer than the
  * budget: folding them unseen beats never folding again).
  */
 export function foldCut(region: readonly StoredMessage[], mark: number, included: number): number {
   if (included >= mark) return mark;
-  for (let i = included; i > 0; i--) if (mayCutBefore(region[i])) return i;
+  for (let i = included; i > 0; i--) if (mayCutBefore(region, i)) return i;
   return mark;
 }
 

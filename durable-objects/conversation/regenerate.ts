@@ -71,7 +71,7 @@ const answersAndAsks = (m: StoredMessage) => m.content.some((b) => b.type === "t
 
 /** What regenerateTarget reads of the object's state, with the turns queued or running. */
 export function regenerateState(
-  store: Pick<ConversationStore, "lastSeq" | "getLease" | "unmarkedCopy">,
+  store: Pick<ConversationStore, "lastSeq" | "getLease" | "unmarkedCopy" | "range">,
   turnsInFlight: number,
 ) {
   const lease = store.getLease();
@@ -80,7 +80,30 @@ export function regenerateState(
     turnsInFlight,
     foldInFlight: !!lease && lease.expiresAt > Date.now(),
     unmarkedCopy: store.unmarkedCopy(),
+    stored: (fromSeq: number, toSeq: number) => store.range(fromSeq, toSeq),
   };
+}
+
+/**
+ * Whether the verbatim tail opens on an attachment's note saved inside a turn: the master's message
+ * stored before it (folded away, so not in the tail) is a user message, a step's results or another
+ * note. startsTurn sees nothing before the tail's first message and would take such a note, when
+ * the reply follows it, for the turn's prompt. A fold made before core/fold.ts kept its cuts off
+ * these notes may have left a tail like that; the turn's prompt is then folded.
+ */
+function opensOnNoteInTurn(
+  head: ConversationHead,
+  first: StoredMessage,
+  stored: (fromSeq: number, toSeq: number) => StoredMessage[],
+): boolean {
+  if ((head.summarizedThroughMessage ?? 0) === 0 || !isAttachmentNote(first)) return false;
+  // Sub-agent and superseded messages are not in the master's replay, so they are skipped: the
+  // messages before are read back a few at a time (the first one read nearly always decides).
+  for (let to = first.seq - 1; to > 0; to -= 8) {
+    const before = stored(Math.max(1, to - 7), to).filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
+    if (before.length) return before[before.length - 1].role === "user";
+  }
+  return false;
 }
 
 /**
@@ -140,6 +163,8 @@ export function regenerateTarget(
     turnsInFlight: number;
     foldInFlight: boolean;
     unmarkedCopy?: { copySeq: number; fromSeq: number } | null;
+    /** The stored messages from one seq to another (the object's store), to judge the tail's first message. */
+    stored?: (fromSeq: number, toSeq: number) => StoredMessage[];
   },
 ): RegenerateTarget | { kind: "refused"; refusal: RegenerateRefusal } {
   const refuse = (type: string, message: string) => ({
@@ -155,6 +180,7 @@ export function regenerateTarget(
     (head.superseded ?? []).some((r) => r.by === m.id) || m.seq === state.unmarkedCopy?.copySeq;
   let i = replayed.length - 1;
   while (i >= 0 && !isPrompt(replayed, i, copies)) i--;
+  if (i === 0 && state.stored && !copies(replayed[0]) && opensOnNoteInTurn(head, replayed[0], state.stored)) i = -1;
   const folded = (head.summarizedThroughMessage ?? 0) > 0;
   if (i < 0) {
     return folded

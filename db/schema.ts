@@ -4,7 +4,7 @@
 // are not declared here (ws_tickets, channels, memory_maps, corpus_days, the cortex and its FTS5
 // index): a declaration nothing uses can only drift. test/workers/db-schema.test.ts checks every
 // table declared here against the database all migrations build.
-import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
@@ -136,23 +136,29 @@ export const automationRuns = sqliteTable("automation_runs", {
   turnKeysFrom: integer("turn_keys_from").notNull().default(1),
 });
 
-export const attachments = sqliteTable("attachments", {
-  id: text("id").primaryKey(),
-  tenantId: text("tenant_id").notNull(),
-  conversationId: text("conversation_id").notNull(),
-  name: text("name").notNull(),
-  type: text("type").notNull(),
-  size: integer("size").notNull().default(0),
-  status: text("status").notNull(),
-  r2Key: text("r2_key").notNull(),
-  uploadId: text("upload_id"),
-  facts: text("facts").notNull().default("{}"),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
-  indexStatus: text("index_status").notNull().default("none"),
-  indexStartedAt: text("index_started_at"),
-  projectId: text("project_id"),
-});
+export const attachments = sqliteTable(
+  "attachments",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    name: text("name").notNull(),
+    type: text("type").notNull(),
+    size: integer("size").notNull().default(0),
+    status: text("status").notNull(),
+    r2Key: text("r2_key").notNull(),
+    uploadId: text("upload_id"),
+    facts: text("facts").notNull().default("{}"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    indexStatus: text("index_status").notNull().default("none"),
+    indexStartedAt: text("index_started_at"),
+    projectId: text("project_id"),
+  },
+  // The cron tick's sweeps (uploads never finished, deletes cut short) read rows by status and age
+  // through it (d1-migrations/0031), not every tenant's attachments.
+  (t) => [index("attachments_status").on(t.status, t.updatedAt)],
+);
 
 export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),

@@ -8,7 +8,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { apiKeys, automationRuns, automations, tenants } from "../db/schema";
 import { keyActiveAt } from "./keys/api-keys";
 import { sessionDatabase } from "./d1-session-database";
-import { type CronSchedule, dueSlot, dueSlots, nextCheck, parseCron, sameSchedule } from "../core/cron";
+import { type CronSchedule, dueSlot, dueSlots, nextCheck, nextSlot, parseCron, sameSchedule } from "../core/cron";
 import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
 import { addUsage, zeroUsage, type Usage } from "../core/types";
@@ -451,6 +451,14 @@ export async function closeAbandonedRuns(db: D1Database, now: number): Promise<n
  */
 export const MAX_SLOTS_PER_TICK = 15;
 const SLOTS_PAST_BOUND = `more slots were due at once than a tick claims for one automation (${MAX_SLOTS_PER_TICK}, the latest of them); this one was not run`;
+/**
+ * Slots older than the lookback (the trigger stalled for over an hour) one tick records `skipped`
+ * per automation at most, the earliest of them: every slot since the last claim is accounted for
+ * in the run history up to this bound, and the last one recorded says when the unrecorded ones end.
+ * Found slot by slot (nextSlot), so a tick's work for a row stays bounded however long the stall.
+ */
+export const MAX_STALLED_SLOTS = 100;
+const STALLED = `the trigger did not run for over an hour after this slot (a slot is run at most ${SLOT_LOOKBACK_MINUTES} minutes late); this one was not run`;
 
 /**
  * One page of a tick: the due automations (next_run_at at or before the tick, through the
@@ -458,7 +466,9 @@ const SLOTS_PAST_BOUND = `more slots were due at once than a tick claims for one
  * of automation_runs, whatever the number of ticks) and its next_run_at moved past the tick. The
  * slots due are every one from next_run_at to the tick (within SLOT_LOOKBACK_MINUTES, at most
  * MAX_SLOTS_PER_TICK run, older ones recorded skipped), so a schedule whose slots come faster than
- * the trigger loses none; a new row (next_run_at '') has its latest slot in the lookback claimed.
+ * the trigger loses none; those before the lookback (a trigger stalled for over an hour) are
+ * recorded skipped too, up to MAX_STALLED_SLOTS. A new row (next_run_at '') has its latest slot in
+ * the lookback claimed.
  * Work per call is bounded by `limit` however many automations exist; `more` says a full page was
  * read, so another call for the same tick may find more (the caller continues through the queue);
  * the claimed runs come back as `jobs` for the caller to send.
@@ -501,17 +511,46 @@ function planClaim(row: { schedule: string; nextRunAt: string }, now: number): {
       : dueSlots(schedule, { from: Date.parse(row.nextRunAt), now, lookbackMinutes: SLOT_LOOKBACK_MINUTES });
   const skip = Math.max(0, due.length - MAX_SLOTS_PER_TICK);
   const nowIso = new Date(now).toISOString();
-  const slots = due.map((at, i): PlannedSlot => {
-    const skipped = i < skip;
-    return {
-      id: sortableId("run"),
-      slot: at.toISOString(),
-      status: skipped ? "skipped" : "queued",
-      error: skipped ? SLOTS_PAST_BOUND : null,
-      finishedAt: skipped ? nowIso : null,
-    };
+  const skipped = (at: Date, error: string): PlannedSlot => ({
+    id: sortableId("run"),
+    slot: at.toISOString(),
+    status: "skipped",
+    error,
+    finishedAt: nowIso,
   });
-  return { slots, next: nextCheck(schedule, now).toISOString() };
+  const slots = due.map(
+    (at, i): PlannedSlot =>
+      i < skip
+        ? skipped(at, SLOTS_PAST_BOUND)
+        : { id: sortableId("run"), slot: at.toISOString(), status: "queued", error: null, finishedAt: null },
+  );
+  // Slots from next_run_at to the start of the lookback are too late to run, but were owed all the
+  // same: without a row each, the history would not show them, and next_run_at moves past them.
+  const before = Math.floor(now / 60_000) * 60_000 - SLOT_LOOKBACK_MINUTES * 60_000;
+  const stalled = row.nextRunAt === "" ? null : stalledSlots(schedule, { from: Date.parse(row.nextRunAt), before });
+  const older = (stalled?.slots ?? []).map((at) => skipped(at, STALLED));
+  const last = older.at(-1);
+  if (last && stalled?.more)
+    last.error = `${STALLED}; the later slots up to ${new Date(before).toISOString()} (not included) were not run either, and are not recorded (a tick records at most ${MAX_STALLED_SLOTS} such slots of one automation)`;
+  return { slots: [...older, ...slots], next: nextCheck(schedule, now).toISOString() };
+}
+
+/**
+ * The schedule's slots from `from` (inclusive, rounded up to its minute) to `before` (exclusive):
+ * at most MAX_STALLED_SLOTS, the earliest, and whether there were more.
+ */
+function stalledSlots(schedule: CronSchedule, { from, before }: { from: number; before: number }) {
+  const slots: Date[] = [];
+  if (!Number.isFinite(from)) return { slots, more: false };
+  // nextSlot answers the first slot strictly after its minute: from the minute before `from`'s.
+  let at = Math.ceil(from / 60_000) * 60_000 - 60_000;
+  for (;;) {
+    const slot = nextSlot(schedule, at);
+    if (!slot || slot.getTime() >= before) return { slots, more: false };
+    if (slots.length === MAX_STALLED_SLOTS) return { slots, more: true };
+    slots.push(slot);
+    at = slot.getTime();
+  }
 }
 
 /**
@@ -656,6 +695,13 @@ export async function claimDueRuns(env: Env, now: number): Promise<{ claimed: nu
 }
 
 /**
+ * The automation is past its creator key's expiry at `now` (epoch ms): a tick claims none of its
+ * slots, and a run claimed before then starts no turn (automation-runner).
+ */
+export const pastExpiry = (automation: Pick<Automation, "expiresAt">, now: number): boolean =>
+  automation.expiresAt !== null && Date.parse(automation.expiresAt) <= now;
+
+/**
  * Takes the run for one queue delivery (`attempt` = the message's delivery count). A delivery
  * with a higher count than the one that last took the run takes it over — the earlier attempt
  * failed or its invocation died mid-work, since the queue redelivers only after that — while a
@@ -678,8 +724,9 @@ export async function startRun(
     (await drizzle(db).select().from(automations).where(eq(automations.id, row.automationId)).get()) ?? null;
   // The first attempt that goes on to run the slot stores the prompt it sends: every later attempt
   // sends that same prompt, so its turn keys replay the earlier turns even when the automation's
-  // prompt was edited meanwhile (a slot's prompt runs once). A paused automation's stores none.
-  if (row.prompt === null && automation && !automation.paused) {
+  // prompt was edited meanwhile (a slot's prompt runs once). A paused automation's stores none,
+  // nor does one past its creator key's expiry: neither runs the prompt.
+  if (row.prompt === null && automation && !automation.paused && !pastExpiry(automation, Date.now())) {
     const [stored] = await drizzle(db)
       .update(automationRuns)
       .set({ prompt: automation.prompt })

@@ -4,7 +4,9 @@
 // workerd): the ticks claim every due automation, other files' included.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createAutomation, runsOf, settled, tick } from "./automation-helpers";
+import { sortableId } from "../../core/ids";
+import { runAutomation } from "../../workers/chat/automation-runner";
+import { claimedRun, createAutomation, runsOf, settled, tick } from "./automation-helpers";
 import { api, eventually, newTenant } from "./helpers";
 
 // An hour years after any key of this test expires.
@@ -105,5 +107,47 @@ describe("the same schedule or prompt sent again", () => {
     expect(again.json.expiresAt).toBe(ends);
     const moved = await api("PATCH", `/v1/automations/${id}`, { schedule: "30 * * * *" }, { key: tenantKey });
     expect(moved.json).toMatchObject({ schedule: "30 * * * *", expiresAt: null });
+  });
+});
+
+describe("a run of a short-lived key's automation delivered after the key expired", () => {
+  it("runs no prompt: skipped when no turn was sent, and no retry when an earlier turn failed", async () => {
+    const tenantKey = await newTenant();
+    const ends = new Date(Date.now() + 2_000).toISOString();
+    const made = await api("POST", "/v1/keys", { name: "short", expiresAt: ends }, { key: tenantKey });
+    expect(made.status, made.text).toBe(201);
+    const short = made.json.apiKey as string;
+    // Both claimed while the key was active (runs written as a tick leaves them).
+    const unsent = await claimedRun(short, { prompt: "secret digest", label: "expiredunsent", year: 2039 });
+    const retried = await claimedRun(short, { prompt: "secret digest", label: "expiredretry", year: 2039 });
+    // An earlier attempt of the second sent its turn to a conversation since deleted, its outcome with it.
+    await env.DB.prepare(
+      `UPDATE automation_runs SET attempts = 1, status = 'retrying', turn_keys_sent = 1, turn_keys_conversation_id = ? WHERE id = ?`,
+    )
+      .bind(sortableId("conv"), retried.runId)
+      .run();
+    // Delivered late: a queue backlog, a retry's backoff, a resend of a lost message.
+    while (Date.now() <= Date.parse(ends)) await new Promise((resolve) => setTimeout(resolve, 100));
+
+    // The short key reads nothing now: the runs are read with the tenant's lasting key.
+    const runOf = async (r: { automationId: string; runId: string }) =>
+      (await runsOf(r.automationId, tenantKey)).find((run: { id: string }) => run.id === r.runId);
+    expect(await runAutomation(env as Env, unsent.runId, 1)).toBe(null);
+    expect(await runOf(unsent)).toMatchObject({
+      status: "skipped",
+      error: expect.stringContaining(`creator key expired (${ends})`),
+      conversationId: null,
+      prompt: null,
+      usage: null,
+    });
+    expect(await runAutomation(env as Env, retried.runId, 2)).toBe(null);
+    expect(await runOf(retried)).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/creator key expired .*the retry was not run/),
+      usage: null,
+    });
+    // No turn ran: the tenant has no conversation at all.
+    const listed = await api("GET", "/v1/conversations", undefined, { key: tenantKey });
+    expect(listed.json.data).toEqual([]);
   });
 });

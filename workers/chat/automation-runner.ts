@@ -12,6 +12,7 @@ import {
   finishRun,
   holdsRun,
   markTurnKeySent,
+  pastExpiry,
   recordDeadRun,
   recordFailedAttempt,
   startRun,
@@ -153,17 +154,19 @@ export async function runAutomationAttempt(
   const { automation, run } = started;
   /** The highest turn key an attempt sent: keys up to it replay (or were passed), one past it starts a turn. */
   let sent = run.turnKeysSent;
-  // Paused (or gone) before any attempt sent the run's turn: the slot did not run. Paused after one
-  // did, the run takes the outcome of the turns sent, as any redelivery does, but starts none.
-  if (!automation || (automation.paused && sent === 0)) {
-    await finishRun(env.DB, {
-      runId,
-      attempt,
-      outcome: { status: "skipped", error: automation ? "paused" : "deleted" },
-    });
+  // Past its creator key's expiry (claimed while the key was active, delivered after it: a queue
+  // backlog, a retry, a resend): the key's prompt runs no more, as a tick claims no slot past it.
+  const expired = automation !== null && pastExpiry(automation, clock.now());
+  const expiry = `the automation's creator key expired (${automation?.expiresAt}) before this attempt`;
+  // Paused, expired (or gone) before any attempt sent the run's turn: the slot did not run. Paused or
+  // expired after one did, the run takes the outcome of the turns sent, as any redelivery does, but
+  // starts none.
+  if (!automation || ((automation.paused || expired) && sent === 0)) {
+    const error = !automation ? "deleted" : automation.paused ? "paused" : `${expiry}; the run's prompt was not run`;
+    await finishRun(env.DB, { runId, attempt, outcome: { status: "skipped", error } });
     return null;
   }
-  const replayOnly = automation.paused;
+  const replayOnly = automation.paused || expired;
   // The prompt the run's first attempt sent (startRun stored it): every attempt sends it, so its
   // keys replay however the automation's prompt was edited since. A run from before it was stored
   // sends the automation's.
@@ -290,10 +293,11 @@ export async function runAutomationAttempt(
       waited = true;
       return null;
     };
-    // Every earlier turn of the run failed and the automation is paused: no retry runs.
+    // Every earlier turn of the run failed and the automation is paused (or expired): no retry runs.
     const endPaused = async () => {
-      const error =
-        "the automation was paused after an earlier attempt's turn for this slot failed; the retry was not run";
+      const error = automation.paused
+        ? "the automation was paused after an earlier attempt's turn for this slot failed; the retry was not run"
+        : `${expiry}, after an earlier attempt's turn for this slot failed; the retry was not run`;
       await finishRun(env.DB, {
         runId,
         attempt,

@@ -34,18 +34,7 @@ export async function runScheduled(
   createKeysSwept: number;
 }> {
   const now = controller.scheduledTime;
-  const [
-    ticketsSwept,
-    closed,
-    resent,
-    runs,
-    uploadsSwept,
-    deletesFinished,
-    importsSwept,
-    exportsSwept,
-    corpusDaysRolled,
-    createKeysSwept,
-  ] = await Promise.all([
+  const work = [
     sweepExpiredTickets(env.DB, now),
     closeAbandonedRuns(env.DB, now),
     // Every unsent run once (up to RESEND_TICK_RUNS), however many a lost send left.
@@ -57,7 +46,26 @@ export async function runScheduled(
     sweepExpiredExports(env.DB, env.BUCKET, { now }),
     rollUpCorpusDays(env, now),
     sweepExpiredCreateKeys(env.DB, now),
-  ]);
+  ] as const;
+  // Every sweep runs to its end before the tick ends: with the first failure ending the tick's
+  // promise, the others would go on unawaited, and the platform may cut them off mid-write. The
+  // first failure then fails the tick (the platform logs it); any further ones are logged here.
+  const failures = (await Promise.allSettled(work)).flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+  for (const err of failures.slice(1)) console.error("cron tick: a further sweep failed too", err);
+  if (failures.length > 0) throw failures[0];
+  // All fulfilled: this only reads their values.
+  const [
+    ticketsSwept,
+    closed,
+    resent,
+    runs,
+    uploadsSwept,
+    deletesFinished,
+    importsSwept,
+    exportsSwept,
+    corpusDaysRolled,
+    createKeysSwept,
+  ] = await Promise.all(work);
   return {
     ticketsSwept,
     closed,

@@ -71,7 +71,7 @@ export interface Routes {
       tenant: string;
     };
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -131,7 +131,7 @@ export interface Routes {
   "GET /v1/automations": {
     path: undefined;
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -204,7 +204,7 @@ export interface Routes {
       id: string;
     };
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -217,7 +217,7 @@ export interface Routes {
   "GET /v1/channels": {
     path: undefined;
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -285,7 +285,7 @@ export interface Routes {
   "GET /v1/conversations": {
     path: undefined;
     query: {
-      limit?: string | number;
+      limit?: number;
       order?: "created" | "activity";
       cursor?: string | number;
     };
@@ -380,7 +380,7 @@ export interface Routes {
       id: string;
     };
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -518,9 +518,9 @@ export interface Routes {
       id: string;
     };
     query: {
-      after?: string | number;
+      after?: number;
       cursor?: string | number;
-      limit?: string | number;
+      limit?: number;
     };
     body: undefined;
     response: {
@@ -564,7 +564,7 @@ export interface Routes {
       id: string;
     };
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -609,9 +609,9 @@ export interface Routes {
       id: string;
     };
     query: {
-      after?: string | number;
+      after?: number;
       cursor?: string | number;
-      limit?: string | number;
+      limit?: number;
     };
     body: undefined;
     response: {
@@ -707,7 +707,7 @@ export interface Routes {
   "GET /v1/keys": {
     path: undefined;
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -764,7 +764,7 @@ export interface Routes {
   "GET /v1/mcp-servers": {
     path: undefined;
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -833,7 +833,7 @@ export interface Routes {
   "GET /v1/memory": {
     path: undefined;
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -884,7 +884,7 @@ export interface Routes {
   "GET /v1/memory/episodes": {
     path: undefined;
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
       conversation?: string | number;
     };
@@ -907,6 +907,8 @@ export interface Routes {
     path: undefined;
     query: {
       status?: "active" | "legacy" | "deprecated" | "retired";
+      limit?: number;
+      cursor?: string | number;
     };
     body: undefined;
     response: {
@@ -927,7 +929,7 @@ export interface Routes {
   "GET /v1/projects": {
     path: undefined;
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -1020,7 +1022,7 @@ export interface Routes {
       id: string;
     };
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -1122,7 +1124,7 @@ export interface Routes {
       conversation?: string | number;
       kind?: "message" | "memory" | "episode" | "page";
       said?: "user" | "assistant";
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -1171,7 +1173,7 @@ export interface Routes {
   "GET /v1/tools": {
     path: undefined;
     query: {
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;
@@ -1185,7 +1187,7 @@ export interface Routes {
     path: undefined;
     query: undefined;
     body: {
-      kind: "http" | "client";
+      kind: "http";
       projectId?: string;
       name: string;
       description: string;
@@ -1193,7 +1195,7 @@ export interface Routes {
         type: string;
         [key: string]: unknown;
       };
-      endpoint?: string;
+      endpoint: string;
       headers?: {
         [key: string]: unknown;
       };
@@ -1201,6 +1203,15 @@ export interface Routes {
       maxResponseBytes?: number;
       idempotent?: boolean;
       retries?: number;
+    } | {
+      kind: "client";
+      projectId?: string;
+      name: string;
+      description: string;
+      inputSchema: {
+        type: string;
+        [key: string]: unknown;
+      };
     };
     response: Schemas["Tool"];
   };
@@ -1249,7 +1260,7 @@ export interface Routes {
       from?: string | number;
       to?: string | number;
       conversation?: string | number;
-      limit?: string | number;
+      limit?: number;
       cursor?: string | number;
     };
     body: undefined;

@@ -16,11 +16,14 @@ interface SchemaObject {
   properties?: Record<string, SchemaObject>;
   required?: string[];
   oneOf?: SchemaObject[];
+  anyOf?: SchemaObject[];
   const?: unknown;
+  description?: string;
 }
 type Content = Record<string, { schema: SchemaObject }>;
 interface Operation {
   summary?: string;
+  description?: string;
   parameters?: { in: string; name: string }[];
   requestBody?: { content: Content };
   responses: Record<string, { content?: Content; $ref?: string }>;
@@ -34,6 +37,14 @@ interface OpenApiDocument {
 /** The served document (GET /openapi.json, no key). */
 const served = async () =>
   jsonOrUndefined((await api("GET", "/openapi.json", undefined, { key: "" })).text) as OpenApiDocument;
+/** A schema, or the named one it points at. */
+const resolve = (json: OpenApiDocument, schema: SchemaObject | undefined) =>
+  schema?.$ref ? json.components.schemas[schema.$ref.split("/").pop()!] : schema;
+/** A body's object shapes: the one object, or each arm of a union. */
+const arms = (json: OpenApiDocument, schema: SchemaObject | undefined): SchemaObject[] => {
+  const s = resolve(json, schema);
+  return (s?.oneOf ?? s?.anyOf ?? [s]).map((arm) => resolve(json, arm) ?? {});
+};
 
 describe("the OpenAPI document", () => {
   it("is served without a key, as JSON", async () => {
@@ -63,11 +74,15 @@ describe("the OpenAPI document", () => {
       if (r.body === "json") {
         const schema = op.requestBody?.content?.["application/json"]?.schema;
         expect(schema, where).toBeDefined();
-        // The validators are strict objects: the document says so, and names every field of the sample.
-        const resolved = schema?.$ref ? json.components.schemas[schema.$ref.split("/").pop()!] : schema;
-        expect(resolved?.additionalProperties, where).toBe(false);
-        for (const field of Object.keys(r.sample as object))
-          expect(Object.keys(resolved?.properties ?? {}), where).toContain(field);
+        // The validators are strict objects (or a union of them): the document says so, and one of
+        // them names every field of the sample.
+        const shapes = arms(json, schema);
+        for (const shape of shapes) expect(shape.additionalProperties, where).toBe(false);
+        const fields = Object.keys(r.sample as object);
+        expect(
+          shapes.some((shape) => fields.every((f) => Object.keys(shape.properties ?? {}).includes(f))),
+          `${where}: ${fields.join(", ")}`,
+        ).toBe(true);
       } else if (r.body === "raw")
         // Raw bytes, or the media types the route reads itself (an import: JSON or NDJSON).
         expect(Object.keys(op.requestBody?.content ?? {}).length, where).toBeGreaterThan(0);
@@ -136,5 +151,49 @@ describe("the OpenAPI document", () => {
     });
     expect(refused.status, refused.text).toBe(400);
     expect(refused.json.error?.message).toContain('must have "type": "object"');
+  });
+
+  it("describes POST /v1/tools's body per kind: an http tool's endpoint required, a client tool without the http fields", async () => {
+    const json = await served();
+    const body = json.paths["/v1/tools"].post.requestBody?.content["application/json"].schema;
+    const byKind = Object.fromEntries(arms(json, body).map((arm) => [String(arm.properties?.kind?.const), arm]));
+    expect(Object.keys(byKind).sort()).toEqual(["client", "http"]);
+    const httpOnly = ["endpoint", "headers", "timeoutMs", "maxResponseBytes", "idempotent", "retries"];
+    expect(Object.keys(byKind.http.properties ?? {})).toEqual(expect.arrayContaining(httpOnly));
+    expect(byKind.http.required).toEqual(
+      expect.arrayContaining(["kind", "name", "description", "inputSchema", "endpoint"]),
+    );
+    expect(byKind.http.properties?.retries?.description).toMatch(/idempotent: true/);
+    for (const field of httpOnly) expect(Object.keys(byKind.client.properties ?? {})).not.toContain(field);
+    // As the route holds them (test/workers/tools-create-body.test.ts words every refusal).
+    const tool = { name: "t", description: "d", inputSchema: { type: "object" } };
+    expect((await api("POST", "/v1/tools", { kind: "http", ...tool })).json.error?.message).toBe(
+      "endpoint: required for an http tool",
+    );
+    expect((await api("POST", "/v1/tools", { kind: "client", ...tool, timeoutMs: 1000 })).json.error?.message).toBe(
+      "timeoutMs: only for an http tool",
+    );
+  });
+
+  it("says what an import does with a tool call left without its result, as the route does", async () => {
+    const json = await served();
+    const description = json.paths["/v1/conversations/import"].post.description ?? "";
+    expect(description).not.toMatch(/must be answered/);
+    expect(description).toMatch(/a call left without its result .*is taken/);
+    expect(description).toMatch(/A tool_use before the first user message is a 400/);
+    const call = { type: "tool_use", id: "call_open", name: "memory_search", input: { query: "x" } };
+    const unanswered = [
+      { role: "user", content: "look it up" },
+      { role: "assistant", content: [call] },
+      { role: "user", content: "never mind" },
+      { role: "assistant", content: "ok" },
+    ];
+    const taken = await api("POST", "/v1/conversations/import", { messages: unanswered });
+    expect(taken.status, taken.text).toBe(201);
+    const early = await api("POST", "/v1/conversations/import", {
+      messages: [{ role: "assistant", content: [call] }, ...unanswered.slice(0, 1)],
+    });
+    expect(early.status).toBe(400);
+    expect(early.json.error?.message).toContain("a tool_use before the transcript's first user message");
   });
 });

@@ -119,13 +119,24 @@ export const calendarDay = z
     "not a calendar day from 1970 on",
   );
 
+/**
+ * The bounds of every intParam. A query arrives as text, so the schema that checks it starts as a
+ * string of digits, which is all a JSON Schema of its input would say; the OpenAPI document reads
+ * the bounds here to state the integer a client may send (openapi/document.ts).
+ */
+export const intParamBounds = z.registry<{ minimum: number; maximum: number }>();
+
 /** A decimal integer query parameter ("0x10", "1e1", "" and "1.0" are not numbers here). */
-export const intParam = (min: number, max: number) =>
-  z
+export const intParam = (min: number, max: number) => {
+  const schema = z
     .string()
     .regex(/^\d{1,15}$/, "a decimal integer")
     .transform(Number)
     .pipe(z.number().int().min(min).max(max));
+  // 15 digits at most: a larger maximum (Number.MAX_SAFE_INTEGER has 16) is bounded by the digits.
+  intParamBounds.add(schema, { minimum: min, maximum: Math.min(max, 999_999_999_999_999) });
+  return schema;
+};
 
 /**
  * A name people read in lists and a prompt may quote (a project's name, a conversation's title): it

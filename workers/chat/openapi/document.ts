@@ -7,6 +7,7 @@ import { REQUEST_ID_HEADER } from "../request-id";
 import { CORTEX_BOOKMARK_HEADER } from "../routes/search";
 import { type HeaderDoc, inputDocOf, routeDocOf, type InputDoc, type RouteDoc } from "./registry";
 import { errorSchema, socketServerFrameSchema, turnEventSchema } from "./schemas";
+import { intParamBounds } from "../validate";
 import { clientFrameSchema } from "../../../durable-objects/conversation/socket-frames";
 
 type Json = Record<string, unknown>;
@@ -19,7 +20,7 @@ const COMPONENT_REF = "#/components/schemas/";
  * before transforms and defaults.
  */
 function jsonSchema(schema: z.ZodType, io: "input" | "output", components: Json): Json {
-  const out = z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline" }) as Json;
+  const out = z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline", override: statedInteger }) as Json;
   delete out.$schema;
   const defs = (out.$defs ?? {}) as Record<string, Json>;
   delete out.$defs;
@@ -41,6 +42,29 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output", components: Json)
     return { $ref: COMPONENT_REF + id };
   }
   return fixed;
+}
+
+/**
+ * An integer query parameter (validate.ts intParam) as the integer a client sends, with its bounds
+ * and default: converted as it is checked, it would read only as a string of digits, since the
+ * bounds apply after the text becomes a number and a default is the number, not the text. A
+ * `cursor` stays that string: a client passes back a page's `next` as it came, never a number of
+ * its own, and the lists type `next` as a string or a number.
+ */
+function statedInteger(ctx: {
+  zodSchema: z.core.$ZodTypes;
+  jsonSchema: z.core.JSONSchema.BaseSchema;
+  path: (string | number)[];
+}): void {
+  const { zodSchema, jsonSchema: js, path } = ctx;
+  if (path.at(-1) === "cursor") return;
+  const bounds = intParamBounds.get(zodSchema);
+  if (bounds) {
+    for (const k of Object.keys(js)) delete js[k];
+    Object.assign(js, { type: "integer", ...bounds });
+  }
+  const def = zodSchema._zod.def;
+  if (def.type === "default" && intParamBounds.has(def.innerType)) js.default = def.defaultValue;
 }
 
 const errorRef = { $ref: "#/components/responses/Error" };

@@ -7,8 +7,8 @@ import { MODELS, RETIRED_MODELS, type ModelEntry, type RetiredModel } from "../.
 import { findModel, utcDay } from "../../../core/models/lookup";
 import { defaultModelEntry, resolveSettingsModel } from "../../../services/models/resolve";
 import { notFound } from "../errors";
-import { query } from "../validate";
-import { listBody } from "../paging";
+import { intParam, query } from "../validate";
+import { listBody, pageOf } from "../paging";
 import type { AppEnv } from "../types";
 import { doc } from "../openapi/registry";
 import { modelListSchema, modelSchema } from "../openapi/schemas";
@@ -81,22 +81,42 @@ function retiredView(m: RetiredModel) {
   };
 }
 
-const listQuery = z.strictObject({ status: z.enum(["active", "legacy", "deprecated", "retired"]).optional() });
+/** The catalog's order: its models newest first, then the retired ones. */
+const CATALOG_IDS = [...MODELS, ...RETIRED_MODELS].map((m) => m.id);
+
+// Paged like every list. The catalog is short: the default page holds all of it.
+const listQuery = z.strictObject({
+  status: z.enum(["active", "legacy", "deprecated", "retired"]).optional(),
+  limit: intParam(1, 100).default(100),
+  cursor: z
+    .string()
+    .refine((id) => CATALOG_IDS.includes(id), "not a model id of the catalog")
+    .optional(),
+});
 
 modelRoutes.get(
   "/",
   doc({
     summary: "The model catalog: every model a conversation may name, and the retired ones with their replacements",
-    responses: { 200: { description: "The catalog, newest first", schema: modelListSchema } },
+    responses: {
+      200: {
+        description: "A page of the catalog, newest first (at the default limit, all of it)",
+        schema: modelListSchema,
+      },
+    },
   }),
   query(listQuery),
   async (c) => {
-    const { status } = c.req.valid("query");
+    const { status, limit, cursor } = c.req.valid("query");
     const day = utcDay();
     const defaultModel = (await defaultModelEntry(c.env)).id;
     const all = [...MODELS.map((m) => modelView(m, day, defaultModel)), ...RETIRED_MODELS.map(retiredView)];
-    const data = status ? all.filter((m) => m.status === status) : all;
-    return c.json({ ...listBody({ data, next: null }), defaultModel });
+    // The cursor is the previous page's last id, found in the whole catalog rather than among the
+    // models of one status: a deprecated model that retires between two pages moves to the other
+    // status, and the next page still starts after it.
+    const rest = cursor === undefined ? all : all.slice(CATALOG_IDS.indexOf(cursor) + 1);
+    const rows = status ? rest.filter((m) => m.status === status) : rest;
+    return c.json({ ...listBody(pageOf(rows, limit, (m) => m.id)), defaultModel });
   },
 );
 

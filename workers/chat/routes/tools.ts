@@ -97,13 +97,23 @@ const httpFields = {
 };
 const HTTP_ONLY = Object.keys(httpFields);
 const RETRIES_NEED_IDEMPOTENT = "only an idempotent tool is retried; set idempotent: true or retries: 0";
-const createBody = z
+const projectId = z
+  .string()
+  .refine((v) => isId("proj", v), "not a project id")
+  .optional();
+const retriesNeedIdempotent = (b: { retries?: number; idempotent?: boolean }, ctx: z.RefinementCtx) => {
+  if ((b.retries ?? 0) > 0 && !b.idempotent)
+    ctx.addIssue({ code: "custom", path: ["retries"], message: RETRIES_NEED_IDEMPOTENT });
+};
+/**
+ * Both kinds in one object, its fields checked and then the rules between them: the 400s clients
+ * have always read ("endpoint: required for an http tool", "timeoutMs: only for an http tool", …)
+ * come from here, every problem of the body named as before.
+ */
+const flatCreateBody = z
   .strictObject({
     kind: z.enum(rules.TOOL_KINDS),
-    projectId: z
-      .string()
-      .refine((v) => isId("proj", v), "not a project id")
-      .optional(),
+    projectId,
     ...common,
     endpoint: httpFields.endpoint.optional(),
     headers: headers.optional(),
@@ -119,9 +129,41 @@ const createBody = z
       for (const k of HTTP_ONLY)
         if (b[k as keyof typeof b] !== undefined)
           ctx.addIssue({ code: "custom", path: [k], message: "only for an http tool" });
-    if ((b.retries ?? 0) > 0 && !b.idempotent)
-      ctx.addIssue({ code: "custom", path: ["retries"], message: RETRIES_NEED_IDEMPOTENT });
+    retriesNeedIdempotent(b, ctx);
   });
+const httpTool = z
+  .strictObject({
+    kind: z.literal("http"),
+    projectId,
+    ...common,
+    endpoint: httpFields.endpoint,
+    headers: headers.optional(),
+    timeoutMs: httpFields.timeoutMs.optional(),
+    maxResponseBytes: httpFields.maxResponseBytes.optional(),
+    idempotent: httpFields.idempotent.optional(),
+    retries: httpFields.retries
+      .optional()
+      .meta({ description: "More than 0 only with `idempotent: true`: a call that may have run is not sent again" }),
+  })
+  .superRefine(retriesNeedIdempotent);
+const clientTool = z.strictObject({ kind: z.literal("client"), projectId, ...common });
+/**
+ * The body is one arm per kind, as the document shows it and the handler reads it: an http tool
+ * needs its endpoint, a client tool has none of the http fields. The flat check runs first so a
+ * refused body is worded as it always was; the union alone would word it otherwise (a wrong kind
+ * without the other fields' problems, a client tool's endpoint as an unknown field).
+ */
+const createBody = z.preprocess(
+  (body, ctx) => {
+    const flat = flatCreateBody.safeParse(body);
+    // Any problem but unknown fields stops the body here. Past unknown fields zod goes on to the
+    // union, whose arms are as strict and name the same ones: copied too, they would be named twice.
+    if (!flat.success && flat.error.issues.some((i) => i.code !== "unrecognized_keys"))
+      for (const issue of flat.error.issues) ctx.addIssue({ ...issue });
+    return body;
+  },
+  z.discriminatedUnion("kind", [httpTool, clientTool]),
+);
 const patchBody = z
   .strictObject({ ...common, ...httpFields })
   .partial()
@@ -160,15 +202,17 @@ toolRoutes.post(
   doc({ summary: "Register a tool", responses: { 201: { description: "Registered", schema: tool } } }),
   ...jsonBody(createBody),
   async (c) => {
-    const { kind, projectId, ...given } = c.req.valid("json");
+    const body = c.req.valid("json");
+    const { kind, projectId, ...given } = body;
+    const http = body.kind === "http" ? body : undefined;
     const fields = {
       ...given,
-      timeoutMs: given.timeoutMs ?? rules.DEFAULT_TIMEOUT_MS,
-      maxResponseBytes: given.maxResponseBytes ?? rules.DEFAULT_MAX_RESPONSE_BYTES,
-      idempotent: given.idempotent ?? false,
-      retries: given.retries ?? 0,
+      timeoutMs: http?.timeoutMs ?? rules.DEFAULT_TIMEOUT_MS,
+      maxResponseBytes: http?.maxResponseBytes ?? rules.DEFAULT_MAX_RESPONSE_BYTES,
+      idempotent: http?.idempotent ?? false,
+      retries: http?.retries ?? 0,
     };
-    checkEndpoint(c.env, fields.endpoint);
+    checkEndpoint(c.env, http?.endpoint);
     if (projectId && !(await getProject(c.env.DB, c.get("tenantId"), projectId))) throw noSuchProject();
     const row = await storing(() =>
       createTool(c.env, { tenantId: c.get("tenantId"), kind, projectId: projectId ?? null, fields }),

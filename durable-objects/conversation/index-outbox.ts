@@ -185,9 +185,11 @@ export class IndexOutbox {
       for (const item of store.outbox()) {
         if (item.key.startsWith("usage:") || item.key === FORGET_MEMORY_MAP) continue;
         if (item.key.startsWith("episode:")) {
-          await deletion.guard(() =>
+          // As a batch of messages: the episode's shard write moves the read bookmark, so it is found.
+          const written = await deletion.guard(() =>
             recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]),
           );
+          moveCortexBookmark(this.scope, written);
           wrote = true;
         }
         store.deleteOutbox(item.key);

@@ -12,7 +12,7 @@ import type {
   TranscriptAccess,
 } from "../../agent/tools/registry";
 import { textViewFor } from "../../services/attachments/text-view";
-import { indexPdfPages } from "../../services/attachments/page-index";
+import { putPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
 import { getAttachmentRow, indexProgressAt, markIndexing, toAttachment } from "../../services/attachments/store";
 import { cortexFor } from "../../services/cortex/routing";
@@ -180,11 +180,15 @@ export function toolContextFor(parts: ToolContextParts): ToolContext {
     pageIndex: {
       status: async (attachmentId) => {
         const row = await getAttachmentRow(scope.env.DB, tenantId, attachmentId);
+        // The summarizer writes the pages on its own handle: the count's session is where they were
+        // seen, and the object's bookmark moves there, so pdf_search's search finds every page counted.
+        const { indexed, seen } = await (await cortex()).indexedPages(tenantId, attachmentId);
+        moveCortexBookmark(scope, seen);
         return {
           status: row?.indexStatus ?? "none",
           // The run's last sign of life (its start or its latest pages): what a stall is judged on.
           startedAt: row ? indexProgressAt(row) : null,
-          indexed: await (await cortex()).countIndexedPages(tenantId, attachmentId),
+          indexed,
         };
       },
       start: async (attachmentId, pageCount) => {
@@ -194,7 +198,10 @@ export function toolContextFor(parts: ToolContextParts): ToolContext {
       },
       put: async (attachmentId, pages) => {
         const row = await getAttachmentRow(scope.env.DB, tenantId, attachmentId);
-        return row ? indexPdfPages(scope.env, row, pages) : null;
+        const put = row ? await putPdfPages(scope.env, row, pages) : null;
+        // Written at the primary: the search that follows starts from there (a replica may lag).
+        moveCortexBookmark(scope, put?.written ?? null);
+        return put?.indexed ?? null;
       },
     },
     openAttachment: async (id) => {

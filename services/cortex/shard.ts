@@ -5,7 +5,9 @@
 // Reads run in a Sessions API session: "first-unconstrained" (any replica, near the caller)
 // unless the caller passes a bookmark, which makes the session wait for a replica that has seen
 // that point. Writes run on the primary and answer with their bookmark, so whoever wrote (the
-// conversation's index outbox) can read its own writes on the next search.
+// conversation's index outbox: messages and fold episodes; pdf_search's page writes) can read its
+// own writes on the next search. A read answers its session's bookmark too (search, indexedPages),
+// so what one read saw (a PDF's pages the summarizer indexed) a later search sees as well.
 //
 // With a semantic path on, the shard keeps the tenant's vectors in step (services/semantic/):
 // the index outbox asks for them after its write (syncVectors), every delete here forgets the
@@ -153,6 +155,23 @@ export class CortexShard {
 
   countIndexedPages(tenantId: string, attachmentId: string, bookmark?: Bookmark): Promise<number> {
     return countIndexedPages(this.reader(bookmark), tenantId, attachmentId);
+  }
+
+  /**
+   * countIndexedPages with where its session read (`seen`, as a search answers its bookmark): a
+   * search started there sees every page counted, wherever the pages were written (the summarizer's
+   * extraction jobs write them on their own handle). Null `seen` for a tenant with no shard yet.
+   */
+  async indexedPages(
+    tenantId: string,
+    attachmentId: string,
+    bookmark?: Bookmark,
+  ): Promise<{ indexed: number; seen: CortexMark | null }> {
+    const session = this.reader(bookmark);
+    const indexed = await countIndexedPages(session, tenantId, attachmentId);
+    // A stand-in's session (no shard yet) read a database that holds nothing of the tenant.
+    const at = this.parts.assign ? null : (session.getBookmark() ?? bookmark ?? null);
+    return { indexed, seen: at ? { shard: this.name, bookmark: at } : null };
   }
 
   async deleteDoc(tenantId: string, kind: DocKind, refId: string): Promise<Bookmark> {

@@ -298,11 +298,15 @@ export async function forgetNotes(
   return reached;
 }
 
-/** Records a fold's summary as a dated episode of its conversation. Idempotent per fold job. */
+/**
+ * Records a fold's summary as a dated episode of its conversation. Idempotent per fold job. Answers
+ * where its cortex shard write left the shard (null: it wrote none), so the writer's next search
+ * (the conversation's memory_search) reads at least that far.
+ */
 export async function recordEpisode(
   env: MemoryEnv,
   e: { tenantId: string; conversationId: string; foldJobId: string; throughSeq: number; summary: string; at: string },
-): Promise<void> {
+): Promise<CortexMark | null> {
   const db = env.DB;
   const existing = await drizzle(db)
     .select({ id: memoryEpisodes.id })
@@ -326,8 +330,9 @@ export async function recordEpisode(
       .onConflictDoNothing();
   }
   const row = await drizzle(db).select().from(memoryEpisodes).where(eq(memoryEpisodes.foldJobId, e.foldJobId)).get();
-  if (!row) return;
-  await (await cortexFor(env, e.tenantId)).index(e.tenantId, [
+  if (!row) return null;
+  const cortex = await cortexFor(env, e.tenantId);
+  await cortex.index(e.tenantId, [
     {
       tenantId: e.tenantId,
       kind: "episode",
@@ -339,6 +344,8 @@ export async function recordEpisode(
       body: row.body,
     },
   ]);
+  // Read after the write: a tenant's first write is assigned its shard inside it (shard.ts `assign`).
+  return cortex.written;
 }
 
 export async function getEpisode(db: D1Database, tenantId: string, id: string): Promise<EpisodeRow | null> {

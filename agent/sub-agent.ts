@@ -13,6 +13,7 @@ import { fitRequestLimits } from "../core/request-limits";
 import { toolResultLocator } from "../core/request-placeholders";
 import { knownThinking } from "../core/thinking-guard";
 import { sortableId } from "../core/ids";
+import { cacheScopeFor, scopedSystemText } from "../core/system-prompt";
 import { zeroUsage } from "../core/types";
 import type { ModelEntry } from "../core/models/catalog";
 import type { AgentTag, ContentBlock, NewMessage, StoredMessage } from "../core/types";
@@ -95,6 +96,9 @@ export async function runSubAgent(
   if (budget && budget.used >= budget.limit)
     return { output: { content: turnBoundUsed(budget.limit), isError: true }, usage: zeroUsage(), modelMs: 0, segment };
 
+  // Opened with the tenant's cache scope, as the master's prompt is: the text is the same for every
+  // tenant, and the task that follows it is the tenant's (core/system-prompt.ts, CacheScope).
+  const system = scopedSystemText(await cacheScopeFor(deps.toolContext.tenantId), SUB_AGENT_SYSTEM);
   const outcome = await runAgentTurn(
     {
       turnId: parent.turnId,
@@ -118,7 +122,7 @@ export async function runSubAgent(
             ...(parent.request.thinking ? { thinking: parent.request.thinking } : {}),
             ...(parent.request.output_config ? { output_config: parent.request.output_config } : {}),
             // Cached as the master's requests are: each step reads the step before it from the cache.
-            system: [{ type: "text", text: SUB_AGENT_SYSTEM, cache_control: { type: "ephemeral" } }],
+            system: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }],
             tools: tools(),
             messages: withCacheBreakpoints(toWireMessages(thread), 0),
           },

@@ -8,7 +8,7 @@ import { settingsOnModel } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
 import { buildModelRequest } from "../../core/replay";
 import { messageChars } from "../../core/render";
-import { buildSystemPrompt } from "../../core/system-prompt";
+import { buildSystemPrompt, cacheScopeFor } from "../../core/system-prompt";
 import { isAgentSegment, type ModelRequest, type StoredMessage, type SystemBlock } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
 import type { ToolRegistry } from "../../agent/tools/registry";
@@ -253,7 +253,13 @@ export class ReplayCache {
       }
     }
     const capabilities = [...toolRegistry.capabilities(), ...(await this.turnTools.indexLines(tools, day))];
-    return buildSystemPrompt(capabilities, this.memoryMap?.day === day ? this.memoryMap.text : null, project);
+    return buildSystemPrompt({
+      // The tenant's own cache scope opens the prompt: no other tenant's request reads its prefix.
+      scope: await cacheScopeFor(head.tenantId),
+      capabilities,
+      memoryMap: this.memoryMap?.day === day ? this.memoryMap.text : null,
+      project,
+    });
   }
 
   /**

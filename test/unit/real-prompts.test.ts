@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { COMPACTION_SECTIONS, turnStateSystemPrompt, type CompactionBudget } from "../../core/compactor";
 import { buildFoldRequest } from "../../core/fold";
 import { summarizeOptions } from "../../core/offline-model/summarize";
-import { buildSystemPrompt } from "../../core/system-prompt";
+import { buildSystemPrompt, cacheScopeFor, scopedSystemText } from "../../core/system-prompt";
 import type { ModelRequest, StoredMessage } from "../../core/types";
 import { SUB_AGENT_SYSTEM } from "../../agent/sub-agent";
 import { TurnCompactor } from "../../agent/turn-compaction";
@@ -103,11 +103,18 @@ describe("prompts sent to the real model", () => {
     });
   });
 
-  it("chat and sub-agent prompts are not taken for summarization requests, though they mention summaries", () => {
-    const chat = buildSystemPrompt(["memory_search: find things"], "<memory_map>x</memory_map>");
+  it("chat and sub-agent prompts are not taken for summarization requests, though they mention summaries", async () => {
+    // As sent: opened with the tenant's cache scope line.
+    const scope = await cacheScopeFor("ten_1");
+    const chat = buildSystemPrompt({
+      scope,
+      capabilities: ["memory_search: find things"],
+      memoryMap: "<memory_map>x</memory_map>",
+    });
     expect(chat[0].text).toMatch(/summary/);
     expect(summarizeOptions({ system: chat })).toBeNull();
     expect(summarizeOptions({ system: SUB_AGENT_SYSTEM })).toBeNull();
+    expect(summarizeOptions({ system: scopedSystemText(scope, SUB_AGENT_SYSTEM) })).toBeNull();
     expect(summarizeOptions({ system: undefined })).toBeNull();
   });
 });

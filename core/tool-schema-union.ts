@@ -16,10 +16,14 @@
 //   $defs, named after it ("X", "oneOf_1_properties_y", "root"; "_2", "_3"... on a clash with a
 //   definition already there), and points there. A ref that resolved nowhere before stays as it is.
 // - the walk is bounded: unions nested through $refs repeat their branches at every level (a 1.9 KB
-//   schema of four levels of 20 refs is 168,000 branches), so past MAX_BRANCHES branches the tool
-//   is offered without arguments rather than flattened in part, and the note says why. The note's
-//   lines are each said once (the schema's own combinations first) and cut at NOTE_MAX_CHARS: it
-//   rides every request once the tool is active.
+//   schema of four levels of 20 refs is 168,000 paths), so a definition reached again at the same
+//   depth is flattened once and reused, and a union's branches count towards MAX_BRANCHES only the
+//   first time the walk reaches it: a target many branches share costs its branches once, as it is
+//   declared once. Past MAX_BRANCHES the tool is offered without arguments rather than flattened in
+//   part, and the note says why. The note's lines are each said once; the schema's own
+//   combinations come first and always whole (the model needs every branch's arguments, and an MCP
+//   tool's 16 KiB cap on the schema as sent, note included, bounds them), and the nested lines stop
+//   at NOTE_MAX_CHARS: they ride every request once the tool is active.
 import type { JsonSchema, ModelToolSchema } from "./json-schema";
 
 const UNIONS = ["oneOf", "anyOf", "allOf"] as const;
@@ -32,22 +36,34 @@ const MAX_DEPTH = 4;
  * every turn that lists the tool.
  */
 export const MAX_BRANCHES = 1_000;
-/** The longest note (the combinations told in the description): the lines past it are counted, not shown. */
+/**
+ * The longest note (the combinations told in the description): the nested unions' lines past it are
+ * counted, not shown. The schema's own lines are always shown whole, even past it.
+ */
 export const NOTE_MAX_CHARS = 2_000;
 
 const isObj = (v: unknown): v is JsonSchema => !!v && typeof v === "object" && !Array.isArray(v);
 const stable = (v: unknown): string => JSON.stringify(v);
 
+/** A schema flattened. Shared once made (a walk reuses it): read it, never change it. */
 interface Flat {
   properties: Map<string, JsonSchema[]>;
   required: Set<string>;
+  /** Each line once: the schema's own first (`own` of them), then its branches'. */
   notes: string[];
+  own: number;
 }
 
-/** One flattening's walk: the root's definitions, and how many more branches it may visit. */
+/**
+ * One flattening's walk: the root's definitions, how many more branches it may visit, the unions
+ * whose branches it has counted, and each schema already flattened, by depth (a deeper visit reads
+ * fewer levels, so it may differ).
+ */
 interface Walk {
   defs: JsonSchema;
   branchesLeft: number;
+  counted: Set<JsonSchema>;
+  done: Map<JsonSchema, Map<number, Flat>>;
 }
 
 export function flattenUnion(schema: JsonSchema): ModelToolSchema {
@@ -55,7 +71,7 @@ export function flattenUnion(schema: JsonSchema): ModelToolSchema {
     ...(isObj(schema.definitions) ? schema.definitions : {}),
     ...(isObj(schema.$defs) ? schema.$defs : {}),
   };
-  const walk: Walk = { defs, branchesLeft: MAX_BRANCHES };
+  const walk: Walk = { defs, branchesLeft: MAX_BRANCHES, counted: new Set(), done: new Map() };
   const flat = flatten(schema, walk, 0);
   // Not flattened in part: a branch left out would take its arguments with it (and an
   // "additionalProperties": false kept from the root would then refuse them).
@@ -71,29 +87,25 @@ export function flattenUnion(schema: JsonSchema): ModelToolSchema {
   const { oneOf: _o, anyOf: _a, allOf: _l, properties: _p, required: _r, ...rest } = schema;
   const out: JsonSchema = { ...rest, type: "object", properties };
   if (flat.required.size) out.required = [...flat.required];
-  return { schema: withoutUnusedDefs(withRefsKept(out, schema)), note: cappedNote(flat.notes) };
+  return { schema: withoutUnusedDefs(withRefsKept(out, schema)), note: cappedNote(flat) };
 }
 
 /**
- * The note's lines, each once (a union reached through several refs tells the same combinations
- * each time), up to NOTE_MAX_CHARS; the lines past it are counted at the end. A first line longer
- * than that is cut, so the schema's own combinations are always told in part.
+ * The note: the schema's own lines whole (cut, a combination the model needs would go unsaid), then
+ * its nested unions' lines while the note stays within NOTE_MAX_CHARS; those past it are counted at
+ * the end.
  */
-function cappedNote(notes: string[]): string | null {
-  const lines = [...new Set(notes)];
-  if (!lines.length) return null;
-  let note = "";
-  let shown = 0;
-  for (const line of lines) {
+function cappedNote({ notes, own }: Flat): string | null {
+  if (!notes.length) return null;
+  let note = notes.slice(0, own).join("\n");
+  let shown = own;
+  for (const line of notes.slice(own)) {
     const next = shown ? `${note}\n${line}` : line;
-    if (next.length > NOTE_MAX_CHARS) {
-      if (!shown) (note = `${line.slice(0, NOTE_MAX_CHARS - 1).toWellFormed()}…`), shown++;
-      break;
-    }
+    if (next.length > NOTE_MAX_CHARS) break;
     note = next;
     shown++;
   }
-  const left = lines.length - shown;
+  const left = notes.length - shown;
   return left ? `${note}\n… and ${left} more ${left === 1 ? "line" : "lines"} on nested unions, left out.` : note;
 }
 
@@ -235,18 +247,32 @@ function resolve(s: unknown, defs: JsonSchema, depth: number): JsonSchema | null
   return isObj(node) && depth <= MAX_DEPTH ? node : null;
 }
 
+/** `s` flattened at `depth`: once per walk (a target many refs share is read once), then reused. */
 function flatten(s: JsonSchema, walk: Walk, depth: number): Flat {
-  const flat: Flat = { properties: new Map(), required: new Set(), notes: [] };
+  const seen = walk.done.get(s)?.get(depth);
+  if (seen) return seen;
+  const flat = flattenOnce(s, walk, depth);
+  if (walk.branchesLeft >= 0) walk.done.set(s, (walk.done.get(s) ?? new Map()).set(depth, flat));
+  return flat;
+}
+
+function flattenOnce(s: JsonSchema, walk: Walk, depth: number): Flat {
+  const flat: Flat = { properties: new Map(), required: new Set(), notes: [], own: 0 };
   const own = isObj(s.properties) ? s.properties : {};
   for (const [name, p] of Object.entries(own)) if (isObj(p)) flat.properties.set(name, [p]);
   for (const r of Array.isArray(s.required) ? s.required : []) if (typeof r === "string") flat.required.add(r);
-  // The branches' own lines, after the schema's: the note is cut at its end.
-  const nested: string[] = [];
+  // The branches' own lines, after the schema's: the note is cut at its end. A set: a part reused
+  // by many branches tells its lines once, so they do not pile up level after level.
+  const nested = new Set<string>();
+  // Counted once per union (the first visit), before they are read: past the budget nothing more
+  // is walked (flattenUnion gives up).
+  if (!walk.counted.has(s)) {
+    walk.counted.add(s);
+    for (const kind of UNIONS) if (Array.isArray(s[kind])) walk.branchesLeft -= (s[kind] as unknown[]).length;
+    if (walk.branchesLeft < 0) return flat;
+  }
   for (const kind of UNIONS) {
     if (!Array.isArray(s[kind])) continue;
-    // Counted before they are read: past the budget nothing more is walked (flattenUnion gives up).
-    walk.branchesLeft -= (s[kind] as unknown[]).length;
-    if (walk.branchesLeft < 0) return flat;
     const branches = (s[kind] as unknown[])
       .map((b) => resolve(b, walk.defs, depth))
       .filter((b): b is JsonSchema => !!b && (b.type === undefined || b.type === "object"));
@@ -262,18 +288,20 @@ function flatten(s: JsonSchema, walk: Walk, depth: number): Flat {
         // The schema's own declaration of a property always applies: it stays as it is.
         if (Object.hasOwn(own, name)) continue;
         const have = flat.properties.get(name) ?? [];
+        // New lists, never the part's (it may be reused). A variant a reused part brings again is
+        // the same object: kept once, or the lists would multiply at every level.
+        const all = [...new Set([...have, ...variants])];
         // allOf: every branch's constraint holds, kept as one allOf now (anyOf is the default at the end).
-        flat.properties.set(
-          name,
-          kind === "allOf" ? [merged([...have, ...variants], "allOf")] : [...have, ...variants],
-        );
+        flat.properties.set(name, kind === "allOf" ? [merged(all, "allOf")] : all);
       }
-      nested.push(...part.notes);
+      for (const line of part.notes) nested.add(line);
     }
     if (kind === "allOf") for (const part of parts) part.required.forEach((r) => flat.required.add(r));
     else for (const r of parts[0].required) if (parts.every((p) => p.required.has(r))) flat.required.add(r);
   }
-  flat.notes.push(...nested);
+  const ownLines = [...new Set(flat.notes)];
+  flat.notes = [...new Set([...ownLines, ...nested])];
+  flat.own = ownLines.length;
   return flat;
 }
 

@@ -518,20 +518,22 @@ function planClaim(row: { schedule: string; nextRunAt: string }, now: number): {
     error,
     finishedAt: nowIso,
   });
-  const slots = due.map(
-    (at, i): PlannedSlot =>
-      i < skip
-        ? skipped(at, SLOTS_PAST_BOUND)
-        : { id: sortableId("run"), slot: at.toISOString(), status: "queued", error: null, finishedAt: null },
-  );
   // Slots from next_run_at to the start of the lookback are too late to run, but were owed all the
   // same: without a row each, the history would not show them, and next_run_at moves past them.
+  // Their ids are minted before the lookback's: the runs list newest first by id, so ids must
+  // follow the slots' order.
   const before = Math.floor(now / 60_000) * 60_000 - SLOT_LOOKBACK_MINUTES * 60_000;
   const stalled = row.nextRunAt === "" ? null : stalledSlots(schedule, { from: Date.parse(row.nextRunAt), before });
   const older = (stalled?.slots ?? []).map((at) => skipped(at, STALLED));
   const last = older.at(-1);
   if (last && stalled?.more)
     last.error = `${STALLED}; the later slots up to ${new Date(before).toISOString()} (not included) were not run either, and are not recorded (a tick records at most ${MAX_STALLED_SLOTS} such slots of one automation)`;
+  const slots = due.map(
+    (at, i): PlannedSlot =>
+      i < skip
+        ? skipped(at, SLOTS_PAST_BOUND)
+        : { id: sortableId("run"), slot: at.toISOString(), status: "queued", error: null, finishedAt: null },
+  );
   return { slots: [...older, ...slots], next: nextCheck(schedule, now).toISOString() };
 }
 
@@ -709,8 +711,16 @@ export const pastExpiry = (automation: Pick<Automation, "expiresAt">, now: numbe
  */
 export async function startRun(
   db: D1Database,
-  runId: string,
-  attempt: number,
+  {
+    runId,
+    attempt,
+    now,
+  }: {
+    runId: string;
+    attempt: number;
+    /** The attempt's clock (epoch ms): the expiry it judges by, so the runner's judgement agrees. */
+    now: number;
+  },
 ): Promise<{ run: AutomationRunRow; automation: Automation | null } | null> {
   const [row] = await drizzle(db)
     .update(automationRuns)
@@ -726,7 +736,7 @@ export async function startRun(
   // sends that same prompt, so its turn keys replay the earlier turns even when the automation's
   // prompt was edited meanwhile (a slot's prompt runs once). A paused automation's stores none,
   // nor does one past its creator key's expiry: neither runs the prompt.
-  if (row.prompt === null && automation && !automation.paused && !pastExpiry(automation, Date.now())) {
+  if (row.prompt === null && automation && !automation.paused && !pastExpiry(automation, now)) {
     const [stored] = await drizzle(db)
       .update(automationRuns)
       .set({ prompt: automation.prompt })
@@ -937,6 +947,9 @@ export async function finishRun(
     .set({
       status: outcome.status,
       conversationId: outcome.conversationId ?? null,
+      // A skipped run ran no prompt: one its attempt stored (startRun) before the automation was
+      // found paused or past its key's expiry goes, so the run shows none.
+      ...(outcome.status === "skipped" ? { prompt: null } : {}),
       ...counted,
       error: outcome.error ?? null,
       stopReason: outcome.stopReason ?? null,

@@ -124,6 +124,21 @@ describe("a trigger stalled for over an hour", () => {
     await api("DELETE", `/v1/automations/${id}`, undefined, { key });
   });
 
+  it("lists the runs of a stall newest first, by slot", async () => {
+    const key = await newTenant();
+    const id = await createAutomation(key, { channel: "stalled-order", schedule: "*/20 * * * *" });
+    const hour = Date.parse("2038-09-10T10:00:00Z");
+    await claimDuePage(env.DB, hour, 100);
+    // Three hours: 10:20 to 11:40 are before the lookback (recorded skipped), 12:00 to 13:00 in it.
+    await claimDuePage(env.DB, hour + 180 * 60_000, 100);
+    const listed = (await api("GET", `/v1/automations/${id}/runs?limit=100`, undefined, { key })).json.data;
+    const slots = minutes(hour, hour + 180 * 60_000, (m) => m % 20 === 0);
+    expect(slots).toHaveLength(10);
+    // The runs list newest first by id: the ids follow the slots, the stalled ones' included.
+    expect(listed.map((r: { slot: string }) => r.slot)).toEqual([...slots].reverse());
+    await api("DELETE", `/v1/automations/${id}`, undefined, { key });
+  });
+
   it("records at most MAX_STALLED_SLOTS of them, the earliest, the last saying where the rest end", async () => {
     const key = await newTenant();
     const id = await createAutomation(key, { channel: "stalled-3h", schedule: "* * * * *" });

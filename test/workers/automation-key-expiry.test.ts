@@ -5,8 +5,16 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sortableId } from "../../core/ids";
-import { runAutomation } from "../../workers/chat/automation-runner";
-import { claimedRun, createAutomation, runsOf, settled, tick } from "./automation-helpers";
+import { type AttemptClock, runAutomation, runAutomationAttempt } from "../../workers/chat/automation-runner";
+import {
+  claimedRun,
+  createAutomation,
+  createClientTool,
+  pauseChannelOnClientTool,
+  runsOf,
+  settled,
+  tick,
+} from "./automation-helpers";
 import { api, eventually, newTenant } from "./helpers";
 
 // An hour years after any key of this test expires.
@@ -149,5 +157,56 @@ describe("a run of a short-lived key's automation delivered after the key expire
     // No turn ran: the tenant has no conversation at all.
     const listed = await api("GET", "/v1/conversations", undefined, { key: tenantKey });
     expect(listed.json.data).toEqual([]);
+  });
+});
+
+describe("a run whose attempt waits past the creator key's expiry", () => {
+  it("starts no turn after it: skipped, with no prompt stored, when no turn was sent", async () => {
+    const tenantKey = await newTenant();
+    await createClientTool(tenantKey, "ask_person");
+    // Far enough ahead that a slow machine's setup does not reach it, near enough that the attempt,
+    // whose clock (below) jumps past it while it waits as a real wait would, still has the time
+    // to start a turn (the consumer's limit): only the expiry stops it.
+    const ends = new Date(Date.now() + 30_000).toISOString();
+    const made = await api("POST", "/v1/keys", { name: "short", expiresAt: ends }, { key: tenantKey });
+    expect(made.status, made.text).toBe(201);
+    const short = made.json.apiKey as string;
+    const { runId, channel, automationId } = await claimedRun(short, {
+      prompt: "secret digest",
+      label: "expiredwaiting",
+      year: 2040,
+    });
+    // A person's turn paused on a client tool holds the channel's conversation: the attempt, started
+    // while the key is active, waits it out (waitOutPause) and knocks again after the key's expiry.
+    const person = await pauseChannelOnClientTool(tenantKey, { channel, tool: "ask_person" });
+    let slept = 0;
+    const clock: AttemptClock = {
+      now: () => (slept > 0 ? Date.parse(ends) + 1_000 : Date.now()),
+      sleep: async () => {
+        slept++;
+        await api(
+          "POST",
+          `/v1/conversations/${person.conversationId}/stop`,
+          { turnId: person.turnId },
+          { key: tenantKey },
+        );
+      },
+    };
+    expect(Date.now()).toBeLessThan(Date.parse(ends));
+    expect(await runAutomationAttempt(env as Env, { runId, attempt: 1, clock })).toBe(null);
+    expect(slept).toBeGreaterThan(0);
+    const run = (await runsOf(automationId, tenantKey)).find((r: { id: string }) => r.id === runId);
+    expect(run).toMatchObject({
+      status: "skipped",
+      error: expect.stringContaining(`creator key expired (${ends})`),
+      conversationId: null,
+      prompt: null,
+      usage: null,
+    });
+    // The channel's conversation holds only the person's turn: the run's prompt was never saved.
+    const messages = await api("GET", `/v1/conversations/${person.conversationId}/messages`, undefined, {
+      key: tenantKey,
+    });
+    expect(messages.text).not.toContain("secret digest");
   });
 });

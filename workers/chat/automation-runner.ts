@@ -149,15 +149,18 @@ export async function runAutomationAttempt(
   env: Env,
   { runId, attempt, clock = platformClock }: AttemptOptions,
 ): Promise<string | null> {
-  const started = await startRun(env.DB, runId, attempt);
+  // One clock reading for startRun's expiry and this one: read twice, a key expiring in between
+  // would leave a run skipped for its expiry with the prompt startRun stored.
+  const now = clock.now();
+  const started = await startRun(env.DB, { runId, attempt, now });
   if (!started) return null; // finished, or held by this same delivery: a duplicate
   const { automation, run } = started;
   /** The highest turn key an attempt sent: keys up to it replay (or were passed), one past it starts a turn. */
   let sent = run.turnKeysSent;
   // Past its creator key's expiry (claimed while the key was active, delivered after it: a queue
   // backlog, a retry, a resend): the key's prompt runs no more, as a tick claims no slot past it.
-  const expired = automation !== null && pastExpiry(automation, clock.now());
-  const expiry = `the automation's creator key expired (${automation?.expiresAt}) before this attempt`;
+  const expired = automation !== null && pastExpiry(automation, now);
+  let expiry = `the automation's creator key expired (${automation?.expiresAt}) before this attempt`;
   // Paused, expired (or gone) before any attempt sent the run's turn: the slot did not run. Paused or
   // expired after one did, the run takes the outcome of the turns sent, as any redelivery does, but
   // starts none.
@@ -344,6 +347,15 @@ export async function runAutomationAttempt(
       const fresh = n > sent;
       if (fresh) {
         if (replayOnly) return endPaused();
+        // The key may expire while the attempt waits (out a paused turn on the channel, or for an
+        // earlier attempt's turn): no turn starts after it, as none starts for a later delivery.
+        if (pastExpiry(automation, clock.now())) {
+          expiry = `the automation's creator key expired (${automation.expiresAt}) while this attempt waited to start its turn`;
+          if (sent > 0 || passed.length > 0) return endPaused();
+          const error = `${expiry}; the run's prompt was not run`;
+          await finishRun(env.DB, { runId, attempt, outcome: { status: "skipped", error } });
+          return null;
+        }
         // The first key to start a turn resolves the channel: no conversation can be started there
         // (its settings refuse one), the attempt fails, named.
         if (conversationId === null) {

@@ -3,13 +3,13 @@
 // sections) from those words alone, while chat prompts stay chat.
 import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { COMPACTION_SECTIONS, turnStateSystemPrompt, type CompactionBudget } from "../../core/compactor";
+import { COMPACTION_SECTIONS, turnStateSystemPrompt } from "../../core/compactor";
 import { buildFoldRequest } from "../../core/fold";
 import { summarizeOptions } from "../../core/offline-model/summarize";
 import { buildSystemPrompt, cacheScopeFor, scopedSystemText } from "../../core/system-prompt";
-import type { ModelRequest, StoredMessage } from "../../core/types";
+import type { StoredMessage } from "../../core/types";
 import { SUB_AGENT_SYSTEM } from "../../agent/sub-agent";
-import { TurnCompactor } from "../../agent/turn-compaction";
+import { stateCallRequests as stateCalls } from "./state-call";
 import { catalogEntry } from "../../core/models/lookup";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
@@ -33,45 +33,13 @@ const message = (seq: number, role: "user" | "assistant", text: string): StoredM
   content: [{ type: "text", text }],
 });
 
-/** What the compactor's state call sends, caught by a client that records it (none for an empty turn). */
-async function stateCallRequests(turn: StoredMessage[]): Promise<Anthropic.MessageCreateParamsNonStreaming[]> {
-  const sent: Anthropic.MessageCreateParamsNonStreaming[] = [];
-  const client = {
-    messages: {
-      create: async (params: Anthropic.MessageCreateParamsNonStreaming) => {
-        sent.push(params);
-        return { content: [{ type: "text", text: "TASK:\n- reconcile\n\nREMAINING:\n- acct_1" }] };
-      },
-    },
-  } as unknown as Anthropic;
-  const budget: CompactionBudget = {
-    contextWindowTokens: 10_000,
-    outputReserveTokens: 1_000,
-    compactTriggerRatio: 0.8,
-    compactTargetRatio: 0.5,
-    charsPerToken: 4,
-  };
-  const compactor = new TurnCompactor(budget, client, SONNET, () => () => undefined);
-  const request: ModelRequest = {
-    model: "claude-test",
-    max_tokens: 500,
-    system: [{ type: "text", text: "sys" }],
-    tools: [],
-    messages: [{ role: "user", content: [{ type: "text", text: "Reconcile acct_1 and acct_2" }] }],
-  };
-  // Four reads, the oldest one large: the pass cuts it, so it asks for the turn's state (a pass
-  // that cuts nothing makes no state call).
-  for (const [i, size] of [20_000, 100, 100, 100].entries())
-    request.messages.push(
-      { role: "assistant", content: [{ type: "tool_use", id: `toolu_${i}`, name: "ledger_read", input: { i } }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${i}`, content: "r".repeat(size) }] },
-    );
-  await compactor.compact(request, turn);
-  return sent;
-}
+const TASK = "Reconcile acct_1 and acct_2";
+/** The state call's requests over `turn`, on the test model. */
+const stateCallRequests = (turn: StoredMessage[]) =>
+  stateCalls({ entry: SONNET, model: "claude-test", task: TASK, turn });
 
 async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStreaming> {
-  const sent = await stateCallRequests([message(1, "user", "Reconcile acct_1 and acct_2")]);
+  const sent = await stateCallRequests([message(1, "user", TASK)]);
   expect(sent).toHaveLength(1);
   return sent[0];
 }

@@ -6,14 +6,13 @@
 // breakpoint, it must open its system with the tenant's scope first: this test then fails.
 import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { TurnCompactor } from "../../agent/turn-compaction";
-import type { CompactionBudget } from "../../core/compactor";
+import { stateCallRequests } from "./state-call";
 import { buildFoldRequest } from "../../core/fold";
 import { catalogEntry } from "../../core/models/lookup";
 import { accountPromptCache, resetOfflineCache } from "../../core/offline-model/cache";
 import type { WireRequest } from "../../core/offline-model/wire";
 import { buildTitleRequest } from "../../core/title";
-import type { ModelRequest, StoredMessage } from "../../core/types";
+import type { StoredMessage } from "../../core/types";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 /** A tenant's text, long enough that the cache would hold it if a breakpoint asked. */
@@ -28,37 +27,12 @@ const message = (seq: number, role: "user" | "assistant", text: string): StoredM
 
 /** What the compactor's state call sends over a turn whose task is the tenant's text. */
 async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStreaming> {
-  const sent: Anthropic.MessageCreateParamsNonStreaming[] = [];
-  const client = {
-    messages: {
-      create: async (params: Anthropic.MessageCreateParamsNonStreaming) => {
-        sent.push(params);
-        return { content: [{ type: "text", text: "TASK:\n- draft\n\nREMAINING:\n- none" }] };
-      },
-    },
-  } as unknown as Anthropic;
-  const budget: CompactionBudget = {
-    contextWindowTokens: 10_000,
-    outputReserveTokens: 1_000,
-    compactTriggerRatio: 0.8,
-    compactTargetRatio: 0.5,
-    charsPerToken: 4,
-  };
-  const compactor = new TurnCompactor(budget, client, SONNET, () => () => undefined);
-  const request: ModelRequest = {
+  const sent = await stateCallRequests({
+    entry: SONNET,
     model: SONNET.id,
-    max_tokens: 500,
-    system: [{ type: "text", text: "sys" }],
-    tools: [],
-    messages: [{ role: "user", content: [{ type: "text", text: secret }] }],
-  };
-  // One large read the pass cuts, so it asks for the turn's state.
-  for (const [i, size] of [20_000, 100, 100, 100].entries())
-    request.messages.push(
-      { role: "assistant", content: [{ type: "tool_use", id: `toolu_${i}`, name: "ledger_read", input: { i } }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${i}`, content: "r".repeat(size) }] },
-    );
-  await compactor.compact(request, [message(1, "user", secret)]);
+    task: secret,
+    turn: [message(1, "user", secret)],
+  });
   expect(sent).toHaveLength(1);
   return sent[0];
 }
